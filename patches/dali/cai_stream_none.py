@@ -1,0 +1,145 @@
+"""DALI 1.32 to 1.36 cannot wrap GPU memory whose CUDA Array Interface says ``"stream": None``.
+
+Version 3 of the CUDA Array Interface lets a producer publish ``"stream": None``
+to say that the consumer need not synchronize with anything (PyCUDA's
+``gpuarray`` does).  NVIDIA/DALI#5125, released in 1.32.0, taught
+``TensorGPU``/``TensorListGPU`` to adopt the producer's stream, but converts
+the ``stream`` value to a pointer whenever the key is present.  For None
+that conversion leaves a pending ``TypeError: an integer is required`` and
+goes on with a null stream, so the construction fails: with a GPU as a
+``SystemError`` (a result with an error set), without one as the
+``RuntimeError`` of the CUDA call that follows, with the ``TypeError`` as
+its context (NVIDIA/DALI#5423).  NVIDIA/DALI#5425 (1.37.0) skips a None
+stream, which is exactly what every release does when the key is absent.
+
+The fix therefore hands DALI, in place of an object whose interface says
+``"stream": None``, a stand-in whose interface is the same dictionary
+without the ``stream`` key.  DALI keeps a reference to the object it was
+given for as long as the tensor shares its memory; the stand-in holds the
+original, so the producer's buffer lives exactly as long as before.
+Integer streams, and objects without the key, reach DALI untouched (1.37
+also starts rejecting ``0``; that is a separate change and not backported).
+
+The stand-in is given to ``__init__`` of the very classes, replaced in
+place: the results stay plain ``TensorGPU``/``TensorListGPU`` instances
+(DALI's plugins test ``type(t) is TensorGPU``), every other overload
+(DLPack capsules, ``TensorListGPU(tl)``, lists of tensors) is reached as
+before, and pybind11's implicit conversion of list elements into
+``TensorGPU``, which calls the class, goes through the same ``__init__``.
+That covers ``Pipeline.feed_input``, ``fn.external_source`` and eager mode,
+which all build their GPU inputs with these constructors.
+
+Nightly and weekly builds are gated by their version like releases; their
+``1.37.0.dev`` builds from before the fix are left alone.
+"""
+
+from __future__ import annotations
+
+from gpushim import Patch, ShapeError
+from gpushim.patches.dali import DISTRIBUTIONS
+
+patch = Patch(
+    id="dali.cai_stream_none",
+    target="nvidia.dali",
+    distributions=DISTRIBUTIONS,
+    affected=">=1.32.0,<1.37.0",
+    fixed_in="1.37.0",
+    issue="NVIDIA/DALI#5423",
+    fix="NVIDIA/DALI#5425 (regression from NVIDIA/DALI#5125)",
+    summary="TensorGPU/TensorListGPU from a CUDA Array Interface whose stream is None fail.",
+)
+
+
+class _WithoutStream:
+    """What DALI wraps instead of ``source``: its interface, less ``"stream": None``.
+
+    DALI reads nothing from the object but ``__cuda_array_interface__`` and
+    keeps the object alive while it shares the memory; ``source`` rides
+    along so that the producer's buffer does too.  ``repr`` is the
+    source's so that pybind11's messages, which list the arguments, do not
+    change.
+    """
+
+    __slots__ = ("__cuda_array_interface__", "source")
+
+    def __init__(self, source: object, interface: dict) -> None:
+        self.source = source
+        self.__cuda_array_interface__ = interface
+
+    def __repr__(self) -> str:
+        return repr(self.source)
+
+
+def _without_none_stream(obj: object) -> object:
+    """``obj`` itself, or a :class:`_WithoutStream` where its interface says stream None."""
+    try:
+        interface = obj.__cuda_array_interface__
+    except Exception:
+        return obj  # DALI reads it again and reports the object as it always did
+    if not isinstance(interface, dict) or "stream" not in interface or interface["stream"] is not None:
+        return obj
+    return _WithoutStream(obj, {key: value for key, value in interface.items() if key != "stream"})
+
+
+def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
+    """A wrapt wrapper for ``__init__`` that fixes the CUDA Array Interface argument.
+
+    That argument is the first positional one or ``object=``.  Objects an
+    earlier overload takes (a list of tensors, a ``TensorListGPU``) are
+    passed on as they are, so that overload still takes them.
+    """
+
+    def wrapper(wrapped, instance, args, kwargs):
+        if args:
+            if not isinstance(args[0], earlier_overloads):
+                args = (_without_none_stream(args[0]), *args[1:])
+        elif "object" in kwargs:
+            kwargs = {**kwargs, "object": _without_none_stream(kwargs["object"])}
+        return wrapped(*args, **kwargs)
+
+    return wrapper
+
+
+@patch.applier
+def _apply(dali, site):
+    from nvidia.dali import backend_impl, tensors
+
+    for name, earlier_overloads in (
+        ("TensorGPU", ()),
+        ("TensorListGPU", (list, backend_impl.TensorListGPU)),
+    ):
+        cls = getattr(backend_impl, name, None)
+        if cls is None or getattr(tensors, name, None) is not cls:
+            raise ShapeError(f"nvidia.dali.tensors.{name} is not nvidia.dali.backend_impl.{name}")
+        if "__init__" not in vars(cls):
+            raise ShapeError(f"{name} does not define its own __init__")
+        site.wrap(cls, "__init__", _constructor_wrapper(earlier_overloads))
+
+
+@patch.prober
+def _probe():
+    """Wrap a fake device pointer described with ``"stream": None`` on device 0.
+
+    With ``device_id=0`` and no stream to adopt, a right release asks
+    nothing of CUDA and never touches the memory, so this runs with or
+    without a GPU.
+    """
+    from nvidia.dali.backend_impl import TensorGPU
+
+    class Producer:
+        __cuda_array_interface__ = {
+            "shape": (4,),
+            "typestr": "<f4",
+            "data": (0x1000, False),
+            "version": 3,
+            "stream": None,
+        }
+
+    try:
+        TensorGPU(Producer(), "", 0)
+    except Exception as error:
+        message = str(error).split("\n")[0]
+        context = error.__context__
+        during = f" (during {type(context).__name__}: {context})" if context is not None else ""
+        return f"TensorGPU(obj) with 'stream': None raises {type(error).__name__}: {message}{during}"
+    return None

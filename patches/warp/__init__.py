@@ -1,0 +1,3 @@
+"""Patches for NVIDIA Warp: ``warp`` as installed by ``warp-lang`` (PyPI's ``warp`` is another project)."""
+
+DISTRIBUTIONS = ("warp-lang",)

@@ -1,0 +1,5 @@
+"""``import gpushim.auto`` applies every gpushim patch this install needs."""
+
+import gpushim
+
+gpushim.patch()

@@ -1,0 +1,79 @@
+"""The environment variables that steer gpushim.
+
+They are read each time :func:`gpushim.patch` runs, never cached, so that a
+launcher or a test can change them.  An invalid value is reported with a
+:class:`GpushimWarning` and otherwise ignored: a typo in a variable must not
+make ``import gpushim.auto`` fail.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import GpushimWarning
+
+DISABLE = "GPUSHIM_DISABLE"
+STRICT = "GPUSHIM_STRICT"
+LOG = "GPUSHIM_LOG"
+
+_EVERYTHING = {"1", "all", "*"}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+_LOG_LEVELS = ("debug", "info", "warning")
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, GpushimWarning, stacklevel=4)
+
+
+def disabled(ids: list[str]) -> set[str]:
+    """The ids among ``ids`` that ``GPUSHIM_DISABLE`` turns off.
+
+    It holds a comma-separated list of patch ids or shell-style globs
+    (``cupy.*``); ``1``, ``all`` or ``*`` turn off every patch.
+    """
+    value = os.environ.get(DISABLE, "").strip()
+    if value.lower() in _EVERYTHING:
+        return set(ids)
+    patterns = [pattern.strip() for pattern in value.split(",") if pattern.strip()]
+    if not patterns:
+        return set()
+    from fnmatch import fnmatchcase
+
+    off = set()
+    for pattern in patterns:
+        matches = {id for id in ids if fnmatchcase(id, pattern)}
+        if not matches:
+            _warn(f"{DISABLE}: {pattern!r} matches no gpushim patch; known ids: {', '.join(ids)}")
+        off |= matches
+    return off
+
+
+def strict() -> bool:
+    """Whether ``GPUSHIM_STRICT`` asks for failures to raise instead of warn."""
+    value = os.environ.get(STRICT, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value not in _FALSE:
+        _warn(f"{STRICT}={value!r} is not one of 1 or 0; gpushim stays lenient")
+    return False
+
+
+def configure_logging() -> None:
+    """Set the ``gpushim`` logger's level from ``GPUSHIM_LOG``, if it is set."""
+    value = os.environ.get(LOG, "").strip().lower()
+    if not value:
+        return
+    if value not in _LOG_LEVELS:
+        _warn(f"{LOG}={value!r} is not one of {', '.join(_LOG_LEVELS)}; ignored")
+        return
+    import logging
+
+    logger = logging.getLogger("gpushim")
+    logger.setLevel(value.upper())
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("gpushim %(levelname)s: %(message)s"))
+        logger.addHandler(handler)

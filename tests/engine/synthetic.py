@@ -1,0 +1,85 @@
+"""Synthetic targets: small packages with real distribution metadata, made per test.
+
+They stand in for a GPU library only here, to test the engine; patches are
+proven on real releases under tests/<library>/.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+import textwrap
+
+from gpushim import Patch
+from gpushim.engine import Registry
+
+_serial = itertools.count()
+
+SOURCE = """
+__version__ = "{version}"
+
+def compute(x):
+    return x + 1
+
+class Widget:
+    def size(self):
+        return 1
+"""
+
+
+class Target:
+    """A synthetic library installed under a fresh directory on sys.path."""
+
+    def __init__(self, root, version="1.5.0", distribution="synthlib-cuda12", declared=None):
+        self.name = f"synthlib{next(_serial)}"
+        self.distribution = distribution
+        package = root / self.name
+        package.mkdir()
+        (package / "__init__.py").write_text(textwrap.dedent(SOURCE.format(version=declared or version)))
+        (package / "extra.py").write_text(f"from {self.name} import compute\n")
+        dist_info = root / f"{distribution.replace('-', '_')}-{version}.dist-info"
+        dist_info.mkdir()
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+        importlib.invalidate_caches()
+
+    def import_(self):
+        return importlib.import_module(self.name)
+
+    @property
+    def module(self):
+        return sys.modules[self.name]
+
+
+def add_one_more(wrapped, instance, args, kwargs):
+    return wrapped(*args, **kwargs) + 1
+
+
+def make_patch(target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute"):
+    """A patch of ``target.compute`` (unless ``apply`` says otherwise) for releases in ``affected``."""
+    patch = Patch(
+        id=id,
+        target=target.name,
+        distributions=distributions or (target.distribution,),
+        affected=affected,
+        fixed_in="2.0",
+        issue="synth/synth#1",
+        fix="synth/synth#2",
+        summary="compute() is one short",
+    )
+
+    @patch.applier
+    def wrap_compute(module, site):
+        site.wrap(module, "compute", add_one_more)
+
+    if apply is not None:
+        patch.applier(apply)
+    return patch
+
+
+def registry_for(*patches):
+    return Registry(patches)
+
+
+def state_of(registry, id="synth.compute"):
+    return next(record for record in registry.status() if record["id"] == id)

@@ -1,0 +1,120 @@
+"""When a patch is applied relative to its target's import, and how often."""
+
+import threading
+
+from tests.engine.synthetic import make_patch, registry_for, state_of
+
+
+def test_patch_before_import_applies_when_the_target_finishes_importing(target):
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    assert state_of(registry)["state"] == "pending"
+    module = target.import_()
+    assert module.compute(1) == 3
+    assert state_of(registry)["state"] == "applied"
+
+
+def test_patch_after_import_applies_at_once(target):
+    module = target.import_()
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    assert module.compute(1) == 3
+
+
+def test_patched_callable_exposes_the_original_as_wrapped(target):
+    original = target.import_().compute
+    registry_for(make_patch(target)).patch()
+    assert target.module.compute.__wrapped__ is original
+
+
+def test_patching_twice_wraps_once(target):
+    original = target.import_().compute
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.patch()
+    assert target.module.compute.__wrapped__ is original
+    assert target.module.compute(1) == 3
+
+
+def test_unpatch_restores_the_identical_original(target):
+    original = target.import_().compute
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.unpatch()
+    assert target.module.compute is original
+
+
+def test_patch_unpatch_patch_applies_again(target):
+    target.import_()
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.unpatch()
+    registry.patch()
+    assert target.module.compute(1) == 3
+    assert state_of(registry)["state"] == "applied"
+
+
+def test_unpatch_without_patch_changes_nothing(target):
+    original = target.import_().compute
+    registry_for(make_patch(target)).unpatch()
+    assert target.module.compute is original
+
+
+def test_unpatch_before_import_cancels_the_pending_patch(target):
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.unpatch()
+    assert target.import_().compute(1) == 2
+
+
+def test_unpatch_restores_every_module_the_original_was_set_on(target):
+    module = target.import_()
+    original = module.compute
+    extra = __import__(f"{target.name}.extra", fromlist=["compute"])
+
+    def wrap_both(module, site):
+        site.wrap([module, extra], "compute", lambda wrapped, instance, args, kwargs: 0)
+
+    registry = registry_for(make_patch(target, apply=wrap_both))
+    registry.patch()
+    assert module.compute(1) == extra.compute(1) == 0
+    registry.unpatch()
+    assert module.compute is original and extra.compute is original
+
+
+def test_methods_on_classes_are_wrapped_and_restored(target):
+    module = target.import_()
+    original = vars(module.Widget)["size"]
+
+    def wrap_method(module, site):
+        site.wrap(module.Widget, "size", lambda wrapped, instance, args, kwargs: wrapped() * 10)
+
+    registry = registry_for(make_patch(target, apply=wrap_method))
+    registry.patch()
+    assert module.Widget().size() == 10
+    registry.unpatch()
+    assert vars(module.Widget)["size"] is original
+
+
+def test_concurrent_first_imports_apply_the_patch_once(target):
+    calls = []
+
+    def counting_apply(module, site):
+        calls.append(module)
+        site.wrap(module, "compute", lambda wrapped, instance, args, kwargs: wrapped(*args) + 1)
+
+    registry_for(make_patch(target, apply=counting_apply)).patch()
+    barrier = threading.Barrier(8)
+    results = []
+
+    def import_and_call():
+        barrier.wait()
+        results.append(target.import_().compute(1))
+
+    threads = [threading.Thread(target=import_and_call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert results == [3] * 8

@@ -1,0 +1,67 @@
+"""What gpushim reports about itself, and what importing it costs."""
+
+import json
+
+from tests.engine.synthetic import make_patch, registry_for, state_of
+from tests.support import run_python
+
+FIELDS = {"id", "target", "distribution", "installed_version", "affected", "fixed_in", "state", "reason", "upstream"}
+
+
+def test_a_status_record_holds_the_declaration_and_the_release(target):
+    registry = registry_for(make_patch(target))
+    record = state_of(registry)
+    assert FIELDS <= set(record)
+    assert record == {
+        **record,
+        "target": target.name,
+        "distribution": "synthlib-cuda12",
+        "installed_version": "1.5.0",
+        "affected": ">=1.0,<2.0",
+        "fixed_in": "2.0",
+        "state": "pending",
+        "upstream": "synth/synth#1, fixed by synth/synth#2",
+    }
+
+
+def test_status_never_imports_the_target(target):
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.status()
+    assert target.name not in __import__("sys").modules
+
+
+def test_status_of_a_release_outside_the_range_before_import(syspath):
+    from tests.engine.synthetic import Target
+
+    target = Target(syspath, version="2.3.0")
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    assert state_of(registry)["state"] == "not-affected"
+
+
+def test_auto_imports_nothing_heavy():
+    result = run_python(
+        "import sys, gpushim.auto\n"
+        "heavy = {'wrapt', 'packaging', 'numpy', 'cupy', 'warp', 'nvidia', 'torch', 'importlib.metadata',"
+        " 'logging', 'typing', 'dataclasses'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_cli_status_json_lists_every_patch_without_importing_targets():
+    result = run_python(
+        "import sys; from gpushim.cli import main; main(['status', '--json']);"
+        "assert not {'cupy', 'warp', 'nvidia.dali'} & set(sys.modules)"
+    )
+    assert result.returncode == 0, result.stderr
+    ids = [record["id"] for record in json.loads(result.stdout)]
+    assert ids == [
+        "cupy.from_dlpack_unsupported_dtype",
+        "cupy.fuse_python_scalar",
+        "cupy.fuse_inf_nan",
+        "dali.cai_stream_none",
+        "warp.cai_missing_strides",
+    ]
