@@ -31,12 +31,44 @@ def _status(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _selftest(arguments: argparse.Namespace) -> int:
+    from gpushim.selftest import NEEDED, selftest
+
+    results = selftest()
+    if arguments.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print(format_table(results, ("id", "distribution", "installed_version", "verdict", "without")))
+    return 1 if any(result["verdict"] == NEEDED for result in results) else 0
+
+
+def patch_table() -> str:
+    """The README's Markdown table of patches, from their declarations."""
+    rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
+    for patch in gpushim.registry().patches:
+        rows.append(
+            f"| `{patch.id}` | {patch.target} | `{patch.affected}` | {patch.fixed_in} "
+            f"| {patch.upstream} | {patch.summary} |"
+        )
+    return "\n".join(rows)
+
+
+def _patches(arguments: argparse.Namespace) -> int:
+    print(patch_table())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpushim", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     status = commands.add_parser("status", help="each patch and its state on this install")
     status.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     status.set_defaults(run=_status)
+    selftest = commands.add_parser("selftest", help="run each installed patch's probe without and with it")
+    selftest.add_argument("--json", action="store_true", help="print JSON records instead of a table")
+    selftest.set_defaults(run=_selftest)
+    patches = commands.add_parser("patches", help="the Markdown table of patches for the README")
+    patches.set_defaults(run=_patches)
     arguments = parser.parse_args(argv)
     return arguments.run(arguments)
 

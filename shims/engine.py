@@ -72,6 +72,13 @@ class Registry:
     def ids(self) -> list[str]:
         return list(self._patches)
 
+    @property
+    def patches(self) -> list[Patch]:
+        return list(self._patches.values())
+
+    def __getitem__(self, id: str) -> Patch:
+        return self._patches[id]
+
     def _select(self, ids: tuple[str, ...]) -> list[Patch]:
         unknown = [id for id in ids if id not in self._patches]
         if unknown:

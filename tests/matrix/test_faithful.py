@@ -1,0 +1,44 @@
+"""Faithful: a patched old release behaves exactly as the first fixed release.
+
+Each matrix cell recorded its outcomes on every patch's corpus (results,
+exception types and messages, generated code) in the artefacts folder; the
+old releases with the patch applied, the reference release without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from tests.support import ARTEFACTS
+
+MATRIX = Path(__file__).parents[2] / "matrix"
+REFERENCES = {
+    id: release
+    for path in sorted(MATRIX.glob("*.toml"))
+    for id, release in tomllib.loads(path.read_text()).get("references", {}).items()
+}
+
+
+def _recorded(state: str) -> list[Path]:
+    paths = sorted(ARTEFACTS.glob("*@*.json"))
+    return [path for path in paths if json.loads(path.read_text())["state"] == state]
+
+
+@pytest.mark.parametrize("artefact", _recorded("applied"), ids=lambda path: path.stem)
+def test_patched_release_matches_its_reference(artefact):
+    patched = json.loads(artefact.read_text())
+    reference_path = ARTEFACTS / f"{patched['patch']}@{REFERENCES[patched['patch']]}.json"
+    if not reference_path.exists():
+        pytest.fail(f"no outcomes recorded for the reference {reference_path.name}; run its matrix cell")
+    reference = json.loads(reference_path.read_text())
+    assert reference["state"] != "applied"
+    assert patched["outcomes"] == reference["outcomes"]
+
+
+def test_every_patch_was_compared():
+    compared = {json.loads(path.read_text())["patch"] for path in _recorded("applied")}
+    assert compared == set(REFERENCES)
