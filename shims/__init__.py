@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .declaration import Patch
 from .errors import GpushimWarning, NotAffected, PatchError, ShapeError
-from .site import Site
 
 __version__ = "0.1.0"
 __all__ = [
@@ -27,6 +26,16 @@ __all__ = [
 ]
 
 _registry = None
+
+
+def __getattr__(name: str):
+    # Site is only needed once a patch is applied; importing it lazily keeps
+    # ``import gpushim.auto`` within its budget.
+    if name == "Site":
+        from .site import Site
+
+        return Site
+    raise AttributeError(f"module 'gpushim' has no attribute {name!r}")
 
 
 def registry():

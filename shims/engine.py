@@ -16,7 +16,6 @@ from _thread import RLock
 from . import switches
 from .errors import GpushimWarning, NotAffected, PatchError, ShapeError
 from .importhook import hooks, is_imported
-from .site import Site
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Callable, Optional
 
     from .declaration import Patch
+    from .site import Site
 
 APPLIED = "applied"
 PENDING = "pending"
@@ -142,6 +142,8 @@ class Registry:
             outcome.state = NOT_AFFECTED
             outcome.reason = f"{distribution} {version} is outside {patch.affected}"
             return
+        from .site import Site
+
         site = Site()
         try:
             assert patch.apply is not None, f"{patch.id} declares no applier"
