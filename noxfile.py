@@ -8,31 +8,24 @@ that every patched old release behaved as its fixed release did.
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 import nox
-import tomllib
+
+ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT))
+
+from tests.matrix.cells import load_cells  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests", "matrix", "compare"]
 nox.options.reuse_venv = "yes"
 
-ROOT = Path(__file__).parent
+ARTEFACTS = ROOT / ".artefacts"
 TEST_TOOLS = ["pytest", "hypothesis"]
-
-
-def load_cells() -> dict[str, dict]:
-    """Every release cell by name, each with its library's ``tests`` folder."""
-    cells = {}
-    for path in sorted((ROOT / "matrix").glob("*.toml")):
-        library = tomllib.loads(path.read_text())
-        for cell in library["cells"]:
-            cells[cell["name"]] = {**cell, "tests": library["tests"]}
-    return cells
-
-
 CELLS = load_cells()
+AFFECTED_CELLS = [name for name, spec in CELLS.items() if spec["applied"]]
 
 
 def split_posargs(posargs: list[str]) -> tuple[list[str], list[str]]:
@@ -65,62 +58,66 @@ def tests(session: nox.Session, wrapt: str) -> None:
     session.run("pytest", "tests/engine", *session.posargs)
 
 
-@nox.session
-@nox.parametrize("cell", list(CELLS))
-def matrix(session: nox.Session, cell: str) -> None:
-    """One release cell: its library's tests, then the patch states it expects."""
+def install_cell(session: nox.Session, cell: str) -> dict:
+    """Install one cell's releases and gpushim, or skip the cell if ``posargs`` name others."""
     names, options = split_posargs(session.posargs)
     if names and cell not in names:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
     session.install(*options, *spec["install"], ".", *TEST_TOOLS)
-    session.run("pytest", spec["tests"], env={"GPUSHIM_ARTEFACTS": str(ROOT / ".artefacts")})
-    session.run(
+    (ARTEFACTS / "cells").mkdir(parents=True, exist_ok=True)
+    return spec
+
+
+def save_selftest(session: nox.Session, cell: str) -> None:
+    report = session.run("python", "-m", "gpushim", "selftest", "--json", silent=True)
+    (ARTEFACTS / "cells" / f"{cell}.selftest.json").write_text(report)
+
+
+@nox.session
+@nox.parametrize("cell", list(CELLS))
+def matrix(session: nox.Session, cell: str) -> None:
+    """One release cell: its library's tests, the patch states it expects, self-test, benchmarks."""
+    spec = install_cell(session, cell)
+    for old in ARTEFACTS.glob(f"cells/{cell}.*"):
+        old.unlink()
+    junit = ARTEFACTS / "cells" / f"{cell}.xml"
+    session.run("pytest", spec["tests"], f"--junitxml={junit}", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    states = session.run(
         "python", "-m", "tests.matrix.cell_states",
         "--applied", ",".join(spec["applied"]),
         "--not-affected", ",".join(spec["not-affected"]),
+        silent=True,
     )  # fmt: skip
+    (ARTEFACTS / "cells" / f"{cell}.states.json").write_text(states)
+    save_selftest(session, cell)
+    figures = [session.run("python", bench, silent=True).strip() for bench in spec["benchmarks"]]
+    (ARTEFACTS / "cells" / f"{cell}.bench.txt").write_text("\n".join(figures))
 
 
 @nox.session
 def compare(session: nox.Session) -> None:
-    """Each patched old release's recorded outcomes against its fixed release's."""
+    """Each patched old release's outcomes against its fixed release's; then matrix/RESULTS.md."""
     session.install(".", *TEST_TOOLS)
-    session.run("pytest", "tests/matrix", env={"GPUSHIM_ARTEFACTS": str(ROOT / ".artefacts")})
-
-
-AFFECTED_CELLS = [name for name, spec in CELLS.items() if spec["applied"]]
+    env = {"GPUSHIM_ARTEFACTS": str(ARTEFACTS)}
+    session.run("python", "-m", "tests.matrix.results", env=env)
+    session.run("pytest", "tests/matrix", env=env)
 
 
 @nox.session(tags=["demo"])
 @nox.parametrize("cell", AFFECTED_CELLS)
 def selftest(session: nox.Session, cell: str) -> None:
     """``python -m gpushim selftest`` in one affected release cell, saved for the demo table."""
-    names, options = split_posargs(session.posargs)
-    if names and cell not in names:
-        session.skip(f"not among {names}")
-    session.install(*options, *CELLS[cell]["install"], ".")
-    report = session.run("python", "-m", "gpushim", "selftest", "--json", silent=True)
-    path = ROOT / ".artefacts" / "selftest" / f"{cell}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report)
+    install_cell(session, cell)
+    save_selftest(session, cell)
 
 
 @nox.session(tags=["demo"], venv_backend="none")
 def demo(session: nox.Session) -> None:
     """The self-test of every affected cell as one table: the bug without gpushim, and with it."""
-    rows = [("release", "patch", "without gpushim", "with gpushim")]
-    for path in sorted((ROOT / ".artefacts" / "selftest").glob("*.json")):
-        for result in json.loads(path.read_text()):
-            if result["verdict"].startswith("skipped"):
-                continue
-            release = f"{result['distribution']} {result['installed_version']}"
-            without = f"bug: {result['without']}" if result["verdict"] != "not-needed" else "no bug here"
-            fixed = {"effective": "fixed", "needed": "STILL BROKEN", "not-needed": "-"}[result["verdict"]]
-            rows.append((release, result["id"], without[:90], fixed))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    from tests.matrix.results import selftest_table
+
+    print(selftest_table(AFFECTED_CELLS))
 
 
 @nox.session

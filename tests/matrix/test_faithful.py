@@ -23,12 +23,12 @@ REFERENCES = {
 }
 
 
-def _recorded(state: str) -> list[Path]:
+def recorded(state: str) -> list[Path]:
     paths = sorted(ARTEFACTS.glob("*@*.json"))
     return [path for path in paths if json.loads(path.read_text())["state"] == state]
 
 
-@pytest.mark.parametrize("artefact", _recorded("applied"), ids=lambda path: path.stem)
+@pytest.mark.parametrize("artefact", recorded("applied"), ids=lambda path: path.stem)
 def test_patched_release_matches_its_reference(artefact):
     patched = json.loads(artefact.read_text())
     reference_path = ARTEFACTS / f"{patched['patch']}@{REFERENCES[patched['patch']]}.json"
@@ -40,5 +40,5 @@ def test_patched_release_matches_its_reference(artefact):
 
 
 def test_every_patch_was_compared():
-    compared = {json.loads(path.read_text())["patch"] for path in _recorded("applied")}
+    compared = {json.loads(path.read_text())["patch"] for path in recorded("applied")}
     assert compared == set(REFERENCES)
