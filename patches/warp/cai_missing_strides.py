@@ -14,9 +14,13 @@ The fix does what 1.6.1 does, from outside Warp: when the data's interface lacks
 strides, Warp is handed a stand-in whose interface is the same dictionary with
 ``strides`` set to exactly what 1.6.1 computes, ``strides_from_shape(shape, dtype)``
 for the dtype Warp is about to use (the one asked for, or the one the typestr maps
-to when none is).  Everything else runs in Warp's own code, so shapes, strides,
-errors and their messages are Warp's; afterwards the array references the
-original object, as in 1.6.1, so that it keeps the caller's buffer alive.
+to when none is).  That item size is Warp's dtype's, not the typestr's; the two
+differ only when Warp keeps the source's shape under a dtype of another size (four
+float32 read as four vec2, say), where 1.6.1's answer is the one kept here (later
+releases size by the typestr).  Everything else runs in Warp's own code, so
+shapes, strides, errors and their messages are Warp's; afterwards the array
+references the original object, as in 1.6.1, so that it keeps the caller's buffer
+alive.
 
 Two deliberate limits.  A 0-d interface (shape ``()``) without strides is left to
 1.6.0, which accepts it for scalar dtypes, where 1.6.1 (and 1.5.1) raise
@@ -100,7 +104,7 @@ def _apply(warp, site):
 
         Anything unexpected (no interface, strides given, a 0-d or malformed
         interface, a typestr Warp cannot map) returns None, so Warp meets the
-        original object and answers as 1.6.0 and 1.6.1 both do.
+        original object and answers as released.
         """
         if not hasattr(data, "__len__"):
             return None  # Warp rejects it first, naming the original in its message
@@ -119,7 +123,10 @@ def _apply(warp, site):
         return _StridedInterface(data, {**interface, "strides": strides})
 
     def init_from_data(wrapped, instance, args, kwargs):
-        data, rest = _split(*args, **kwargs)
+        try:
+            data, rest = _split(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
         stand_in = with_strides(data, rest[0])
         if stand_in is None:
             return wrapped(*args, **kwargs)
@@ -163,7 +170,7 @@ def _probe():
     try:
         result = warp.array(data=Exporter(), dtype=warp.vec3, device=device)
     except TypeError as error:
-        return f"wp.array(dtype=wp.vec3) over a __cuda_array_interface__ without strides raises TypeError: {error}"
+        return f"wp.array(dtype=wp.vec3) over an interface without strides raises TypeError: {error}"
     if (result.shape, result.strides, result.ptr) != (expected.shape, expected.strides, expected.ptr):
         return (
             f"wp.array(dtype=wp.vec3) without strides gives shape {result.shape}, strides {result.strides}; "
