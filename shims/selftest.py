@@ -46,11 +46,12 @@ def _probe(id: str, patched: bool) -> tuple[bool, str]:
         env["GPUSHIM_DISABLE"] = id
     code = f"from gpushim.selftest import run_probe; run_probe({id!r})"
     child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    said = (child.stdout + child.stderr).strip().splitlines()
     if child.returncode < 0:
         return True, f"the interpreter died of signal {-child.returncode}"
     if child.returncode in (0, BUG_SHOWS):
+        said = child.stdout.strip().splitlines()  # the probe's answer is the last line it printed
         return child.returncode == BUG_SHOWS, said[-1] if said else ""
+    said = (child.stdout + child.stderr).strip().splitlines()
     raise RuntimeError(f"the probe of {id} could not run: {' '.join(said[-3:])}")
 
 
