@@ -1,6 +1,93 @@
-"""STUB written by the lead so the registry loads; the owning helper overwrites this file."""
-from gpushim import Patch
+"""``cupy.fuse`` writes ``inf`` and ``nan`` constants as bare identifiers that CUDA does not know.
+
+Who: CuPy 12.x and 13.x before 13.4.1, every NumPy.
+Upstream: cupy/cupy#9005, fixed by cupy/cupy#9034 (backported as #9043 and #9044) in 13.4.1.
+
+What breaks.  When ``cupy.fuse``'s older code generator gives up (it cannot
+index with ``newaxis``, as in ``cupy.where(mask[:, cupy.newaxis], cupy.inf,
+points)``; under NumPy 2 it also gives up on any Python scalar constant, see
+``cupy.fuse_python_scalar``), the newer one, ``cupy._core.new_fusion``, names
+each constant with the ``var_name`` property of
+``cupy._core._fusion_variable._TraceScalar``, which used ``str()``: the CUDA
+source gets ``double v2 = inf;`` and nvrtc stops with ``identifier "inf" is
+undefined``.  13.4.1 writes constants with
+``cupy._core._scalar._get_cuda_scalar_repr`` (``CUDART_INF``, ``-CUDART_INF_F``,
+``CUDART_NAN``, ``1ll``, ``thrust::complex<double>(...)``), the function the
+older generator has used since 12.0.
+
+How.  ``_TraceScalar`` is a Python class, so its ``var_name`` property is
+replaced by one that keeps the release's own getter for non-constant scalars
+(kernel parameters, ``a<id>``) and returns
+``_get_cuda_scalar_repr(const_value, dtype)`` for constants.
+
+Why this is exact.  That is 13.4.1's whole ``var_name``: the ``a<id>`` branch
+is unchanged there, and the constant branch is the one call above, to a
+``cpdef`` function of ``cupy._core._scalar`` whose source is the same in
+13.2.0 to 13.4.1 and which this patch calls through its Python entry point.
+13.4.1 changed nothing else in ``_fusion_variable``.  Like 13.4.1, complex
+constants keep ``str()`` of their parts, so a complex inf or nan is still
+written bare; that is the fixed release's behaviour, kept on purpose.
+"""
+
+from __future__ import annotations
+
+from gpushim import Patch, ShapeError
 from gpushim.patches.cupy import DISTRIBUTIONS
 
-patch = Patch(id="cupy.fuse_inf_nan", target="__stub_cupy", distributions=DISTRIBUTIONS, affected="<0", fixed_in="0",
-              issue="-", fix="-", summary="stub")
+patch = Patch(
+    id="cupy.fuse_inf_nan",
+    target="cupy",
+    distributions=DISTRIBUTIONS,
+    affected=">=12.0.0,<13.4.1",
+    fixed_in="13.4.1",
+    issue="cupy/cupy#9005",
+    fix="cupy/cupy#9034 (backports #9043, #9044)",
+    summary="cupy.fuse's second code generator writes cupy.inf/cupy.nan as undefined identifiers inf/nan.",
+)
+
+
+@patch.applier
+def _apply(cupy, site):
+    from cupy._core import _fusion_variable, _scalar
+
+    scalar = _fusion_variable._TraceScalar
+    released = vars(scalar).get("var_name")
+    if not isinstance(released, property) or released.fget is None:
+        raise ShapeError("cupy._core._fusion_variable._TraceScalar.var_name is not a property")
+    cuda_scalar_repr = getattr(_scalar, "_get_cuda_scalar_repr", None)
+    if not callable(cuda_scalar_repr):
+        raise ShapeError("cupy._core._scalar._get_cuda_scalar_repr is missing")
+    released_name = released.fget
+
+    def var_name(self):
+        if self.const_value is None:
+            return released_name(self)
+        return cuda_scalar_repr(self.const_value, self.dtype)
+
+    var_name.__qualname__ = f"{scalar.__qualname__}.var_name"
+    site.replace(scalar, "var_name", property(var_name, doc=f"CUDA name of the scalar (patched by {patch.id})"))
+
+
+@patch.prober
+def _probe():
+    """Trace the seed of cupy/cupy#9005 with the second code generator, on the CPU."""
+    import re
+
+    import cupy
+    from cupy._core import new_fusion
+
+    def alloc(size):  # memory that is never touched: tracing needs shapes and dtypes only
+        memory = cupy.cuda.UnownedMemory(0x7F0000000000, max(size, 1), None, device_id=0)
+        return cupy.cuda.MemoryPointer(memory, 0)
+
+    cupy.cuda.set_allocator(alloc)
+    mask, points = cupy.empty((8,), "bool"), cupy.empty((8, 3), "float64")
+
+    def seed(mask, points):
+        return cupy.where(mask[:, cupy.newaxis], cupy.inf, points)
+
+    body = new_fusion._get_fused_kernel("seed", seed, (mask, points))._cuda_body
+    bare = re.search(r"= -?(inf|nan);", body)
+    if bare:
+        return f"cupy.fuse writes cupy.inf as a bare identifier: {bare.group(0)!r} (nvrtc: identifier is undefined)"
+    return None

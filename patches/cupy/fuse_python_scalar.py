@@ -1,6 +1,121 @@
-"""STUB written by the lead so the registry loads; the owning helper overwrites this file."""
-from gpushim import Patch
+"""``cupy.fuse`` cannot fuse a function that mixes a Python scalar constant with arrays under NumPy 2.
+
+Who: CuPy 13.2.0 to 13.4.0 with NumPy >= 2 (13.0 and 13.1 do not run on NumPy 2).
+Upstream: cupy/cupy#8536, fixed by cupy/cupy#9012 (hot-fix backport #9016) in 13.4.1.
+
+What breaks.  ``cupy.fuse`` first traces a function with its older code
+generator, ``cupy._core.fusion``.  To choose a ufunc loop,
+``_FusionHistory.call_ufunc`` runs a closure (``can_cast1``) which, for a
+scalar operand, asks ``numpy.can_cast(value, loop_dtype)``.  For a constant
+written in the function body (the ``1`` of ``1 + mu * dt * delta_phi``) the
+value is the Python int/float/complex/bool itself, and NumPy 2 refuses Python
+scalars in ``can_cast`` (NEP 50) with a TypeError.  ``cupy.fuse`` then falls
+back for good to its newer generator, ``cupy._core.new_fusion``: a different
+kernel, and on these releases one that writes ``inf``/``nan`` constants as
+bare identifiers (see ``cupy.fuse_inf_nan``).  13.4.1 asks instead whether
+the scalar would promote the loop's dtype:
+``numpy.result_type(value, loop_dtype) != loop_dtype`` means "no".
+
+How.  The closure cannot be reached, but it reads ``numpy`` from the module
+globals of ``cupy._core.fusion`` at each call.  This patch binds that one
+global to :class:`_NumPyForFusion`, which hands out NumPy's own objects for
+every attribute except ``can_cast``; its ``can_cast`` answers 13.4.1's
+question for a scalar *value* and is NumPy's ``can_cast`` for anything else.
+
+Why this is exact.  In 13.2.0 to 13.4.0 ``cupy._core.fusion`` calls
+``numpy.can_cast`` in four places.  Three pass ``arg.dtype`` (a dtype) and
+keep NumPy's answer.  The fourth, the scalar branch of ``can_cast1``, is the
+only one that passes a value: a Python number (a constant in the body) or a
+NumPy scalar (a NumPy scalar constant, or ``dtype.type(0)`` standing for a
+scalar argument).  For those the patched call computes 13.4.1's own
+expression with the same ``numpy.result_type``, so the loop chosen is 13.4.1's
+for every value, by construction.  Python numbers are exactly the values that
+raised before, so nothing that worked changes; for NumPy scalars NumPy 2's
+``can_cast`` and the 13.4.1 rule agree on all 16 dtypes CuPy fuses (the tests
+check the full table), so those decisions are the release's own as well.
+13.4.1 changed nothing else in ``cupy._core.fusion``.  No other module sees
+the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
+"""
+
+from __future__ import annotations
+
+from gpushim import NotAffected, Patch, ShapeError
 from gpushim.patches.cupy import DISTRIBUTIONS
 
-patch = Patch(id="cupy.fuse_python_scalar", target="__stub_cupy", distributions=DISTRIBUTIONS, affected="<0", fixed_in="0",
-              issue="-", fix="-", summary="stub")
+patch = Patch(
+    id="cupy.fuse_python_scalar",
+    target="cupy",
+    distributions=DISTRIBUTIONS,
+    affected=">=13.2.0,<13.4.1",
+    fixed_in="13.4.1",
+    issue="cupy/cupy#8536",
+    fix="cupy/cupy#9012 (hot-fix #9016)",
+    summary="cupy.fuse raises TypeError from numpy.can_cast on Python scalar constants under NumPy 2.",
+)
+
+
+class _NumPyForFusion:
+    """NumPy as ``cupy._core.fusion`` sees it: NumPy's objects, 13.4.1's ``can_cast`` for scalar values."""
+
+    __slots__ = ("_numpy",)
+
+    def __init__(self, numpy):
+        object.__setattr__(self, "_numpy", numpy)
+
+    def __getattr__(self, name):
+        # Looked up on every use, so NumPy's attributes are never copied or stale.
+        return getattr(self._numpy, name)
+
+    def can_cast(self, from_, to, casting="safe"):
+        numpy = self._numpy
+        if casting == "safe" and isinstance(from_, (int, float, complex, numpy.generic)):
+            # 13.4.1: "promoted = numpy.result_type(scalar, dtype); if promoted != dtype: no loop".
+            return not (numpy.result_type(from_, to) != to)
+        return numpy.can_cast(from_, to, casting)
+
+    def __repr__(self):
+        return f"<NumPy {self._numpy.__version__} for cupy._core.fusion, patched by {patch.id}>"
+
+
+@patch.applier
+def _apply(cupy, site):
+    import importlib
+
+    import numpy
+
+    if int(numpy.__version__.split(".")[0]) < 2:
+        raise NotAffected(f"NumPy {numpy.__version__} < 2 still accepts Python scalars in can_cast")
+    fusion = importlib.import_module("cupy._core.fusion")
+    if getattr(fusion, "numpy", None) is not numpy:
+        raise ShapeError("cupy._core.fusion.numpy is not the NumPy module")
+    if not callable(getattr(getattr(fusion, "_FusionHistory", None), "call_ufunc", None)):
+        raise ShapeError("cupy._core.fusion._FusionHistory.call_ufunc is missing")
+    site.replace(fusion, "numpy", _NumPyForFusion(numpy))
+
+
+@patch.prober
+def _probe():
+    """Trace the seed of cupy/cupy#8536 with the first code generator, on the CPU."""
+    import cupy
+    from cupy._core import _fusion_thread_local, fusion
+
+    def alloc(size):  # memory that is never touched: tracing needs shapes and dtypes only
+        memory = cupy.cuda.UnownedMemory(0x7F0000000000, max(size, 1), None, device_id=0)
+        return cupy.cuda.MemoryPointer(memory, 0)
+
+    cupy.cuda.set_allocator(alloc)
+    args = (cupy.empty((), "float32"), cupy.empty((), "float32"), cupy.empty((10, 10), "float32"))
+
+    def seed(dt, mu, delta_phi):
+        return 1 + mu * dt * delta_phi
+
+    local = _fusion_thread_local.thread_local
+    history = fusion._FusionHistory()
+    local.history, local.is_old_fusing = history, True  # as Fusion.__call__ does
+    try:
+        history.get_fusion(seed, args, "seed")
+    except TypeError as error:
+        return f"cupy.fuse cannot trace 1 + mu * dt * delta_phi: TypeError: {str(error).splitlines()[0]}"
+    finally:
+        local.history, local.is_old_fusing = None, False
+    return None

@@ -12,8 +12,11 @@ launches a kernel.
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import cupy
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # A made-up, well aligned device address: arrays made under fake_device_memory()
 # point there and are only ever looked at for their shape and dtype.
@@ -103,10 +106,37 @@ def trace_second_path(func, args, name):
     return {
         "name": kernel._name,
         "typedefs": kernel._get_typedefs(args),
-        "submodules": kernel._submodule_code,
+        "submodules": _sorted_preambles(kernel._submodule_code, func, args),
         "body": kernel._cuda_body,
         "grid_sync": bool(kernel._use_grid_sync),
     }
+
+
+def _sorted_preambles(submodule_code, func, args):
+    """``FusedKernel``'s submodule code with its ufuncs' preambles in sorted order.
+
+    ``FusedKernel`` writes ``"\\n\\n".join(set(preambles))``, an order that
+    depends on string hashing when there are two or more.  A second trace of
+    the same function (as ``_get_fused_kernel`` runs it) yields the same
+    operations and preambles, which are put back sorted.  (CuPy 14 writes
+    type declarations before them, hence the search.)
+    """
+    import itertools
+
+    from cupy._core import _fusion_thread_local, _fusion_trace
+
+    local = _fusion_thread_local.thread_local
+    local.is_new_fusing = True
+    try:
+        ops = _fusion_trace.trace(func, args).op_list
+    finally:
+        local.is_new_fusing = False
+    preambles = set(itertools.chain.from_iterable(op.emit_preamble_codes() for op in ops))
+    if len(preambles) < 2:
+        return submodule_code
+    joined = "\n\n".join(preambles)
+    start = submodule_code.index(joined)
+    return submodule_code[:start] + "\n\n".join(sorted(preambles)) + submodule_code[start + len(joined):]
 
 
 def trace(cases, path):
@@ -116,9 +146,39 @@ def trace(cases, path):
         return {case.id: tracer(case.func, materialise(case.args), case.id) for case in cases}
 
 
-def is_bare_inf_or_nan(code):
-    """Whether traced code names inf or nan as a bare C identifier (nvrtc: 'identifier "inf" is undefined')."""
+def raises_numpy2_can_cast(outcome):
+    """Whether a first-path outcome is NumPy 2's refusal of a Python scalar in ``can_cast`` (cupy/cupy#8536)."""
+    return "can_cast() does not support Python ints" in outcome.get("error", "")
+
+
+def writes_bare_inf_or_nan(outcome):
+    """Whether second-path code assigns a bare ``inf``/``nan`` (nvrtc: 'identifier "inf" is undefined', cupy/cupy#9005)."""
     import re
 
-    text = "\n".join(str(v) for v in code.values())
-    return re.search(r"(?<![\w.])-?(inf|nan)(?![\w.])", text) is not None
+    return re.search(r"= -?(inf|nan);", outcome.get("body", "")) is not None
+
+
+def trace_in_fresh_interpreter(path, gpushim=None, disable=None):
+    """:func:`trace` of the whole corpus in a new interpreter of this environment.
+
+    ``gpushim`` is None (gpushim never imported), ``"before"`` or ``"after"``:
+    where ``import gpushim.auto`` goes relative to ``import cupy``.
+    ``disable`` is a value for ``GPUSHIM_DISABLE``.
+    """
+    import json
+
+    from tests.support import run_python
+
+    lines = ["import json, sys", f"sys.path.insert(0, {str(ROOT)!r})"]
+    if gpushim == "before":
+        lines.append("import gpushim.auto")
+    lines.append("import cupy")
+    if gpushim == "after":
+        lines.append("import gpushim.auto")
+    lines += [
+        "from tests.cupy import fusion_corpus, fusion_tracing",
+        f"print(json.dumps(fusion_tracing.trace(fusion_corpus.CASES, {path!r})))",
+    ]
+    result = run_python("\n".join(lines), env={"GPUSHIM_DISABLE": disable} if disable else None)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])

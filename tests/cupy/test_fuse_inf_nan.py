@@ -1,0 +1,107 @@
+"""cupy.fuse_inf_nan: inf and nan constants in the second code generator of cupy.fuse (cupy/cupy#9005).
+
+Before 13.4.1, ``cupy._core.new_fusion`` writes ``double v2 = inf;`` for
+``cupy.where(mask[:, cupy.newaxis], cupy.inf, points)``, which nvrtc rejects;
+with gpushim it writes the code 13.4.1 writes (``CUDART_INF``, ``CUDART_NAN``,
+``1ll``, ``thrust::complex<double>(...)``).  Everything is traced on the CPU
+with the installed release (see ``fusion_tracing``); the first code generator
+is the business of ``test_fuse_python_scalar.py``.
+"""
+
+import pytest
+
+cupy = pytest.importorskip("cupy")
+
+import numpy  # noqa: E402
+
+from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
+from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
+from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
+from tests.support import installed_release, is_affected, record_faithful, run_python  # noqa: E402
+
+AFFECTED = is_affected(patch)
+IS_REFERENCE = installed_release(patch) is not None and installed_release(patch)[1] == patch.fixed_in
+
+affected = pytest.mark.skipif(not AFFECTED, reason="this release does not have cupy/cupy#9005")
+not_affected = pytest.mark.skipif(AFFECTED, reason="this release has cupy/cupy#9005")
+
+
+def trace_scalar():
+    from cupy._core import _fusion_variable
+
+    return _fusion_variable._TraceScalar
+
+
+@affected
+def test_needed_second_path_writes_bare_inf_and_nan_without_gpushim():
+    traced = fusion_tracing.trace_in_fresh_interpreter("second")
+    bare = sorted(case for case, outcome in traced.items() if writes_bare_inf_or_nan(outcome))
+    assert "seed_where_inf" in bare
+    assert "= inf;" in traced["seed_where_inf"]["body"]
+    assert len(bare) >= 10, bare
+
+
+@affected
+def test_needed_probe_reports_the_bug_without_gpushim():
+    result = run_python("from gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())")
+    assert "'= inf;'" in result.stdout, result.stderr
+
+
+@affected
+@pytest.mark.parametrize("other", [None, "cupy.fuse_python_scalar"], ids=["with-fuse_python_scalar", "alone"])
+@pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
+def test_effective_second_path_writes_cudart_constants(order, other):
+    traced = fusion_tracing.trace_in_fresh_interpreter("second", gpushim=order, disable=other)
+    assert not [case for case, outcome in traced.items() if writes_bare_inf_or_nan(outcome)]
+    assert "double v2 = CUDART_INF;" in traced["seed_where_inf"]["body"]
+
+
+@affected
+def test_effective_probe_finds_nothing_with_gpushim():
+    result = run_python(
+        "import gpushim.auto, cupy\n"
+        "from gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())"
+    )
+    assert result.stdout.strip() == "None", result.stderr
+
+
+@pytest.mark.skipif(not (AFFECTED or IS_REFERENCE), reason="neither affected nor the reference release")
+def test_faithful_second_path_code_of_the_corpus(gpushim_patched):
+    """Patched old releases record what unpatched 13.4.1 records; the matrix compares the files."""
+    traced = fusion_tracing.trace(fusion_corpus.CASES, "second")
+    assert len(traced) >= 25
+    assert not [case for case, outcome in traced.items() if "error" in outcome]
+    record_faithful(patch, traced)
+
+
+@affected
+def test_faithful_constants_are_named_by_get_cuda_scalar_repr(gpushim_patched):
+    from cupy._core import _fusion_variable, _scalar
+
+    memory = _fusion_variable._MemorySpace(7, 0)
+    for value, dtype in [
+        (numpy.inf, "float64"), (-numpy.inf, "float32"), (numpy.nan, "float16"),
+        (1, "int64"), (3, "uint8"), (True, "bool"), (1 + 2j, "complex128"), (0.5, "float32"),
+    ]:
+        constant = trace_scalar()(memory, 0, numpy.dtype(dtype), const_value=value)
+        assert constant.var_name == _scalar._get_cuda_scalar_repr(value, numpy.dtype(dtype))
+    assert trace_scalar()(memory, 0, numpy.dtype("float64"), 0).var_name == "a7"
+
+
+@not_affected
+def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
+    state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
+    assert state in ("not-affected", "not-installed")
+    getter = vars(trace_scalar())["var_name"].fget
+    assert getter.__module__ == "cupy._core._fusion_variable"
+
+
+@affected
+def test_unpatch_restores_the_released_property():
+    import gpushim
+
+    released = vars(trace_scalar())["var_name"]
+    gpushim.patch(patch.id)
+    assert vars(trace_scalar())["var_name"] is not released
+    gpushim.unpatch(patch.id)
+    assert vars(trace_scalar())["var_name"] is released
