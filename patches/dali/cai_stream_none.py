@@ -81,6 +81,24 @@ def _without_none_stream(obj: object) -> object:
     return _WithoutStream(obj, {key: value for key, value in interface.items() if key != "stream"})
 
 
+class _Unbuilt:
+    """DALI's ``__init__`` bound to the instance it is building, out of sight.
+
+    Printing a DALI tensor whose ``__init__`` has not succeeded crashes the
+    interpreter, and pytest, IPython and error reporters print the locals
+    of every frame of a traceback.  DALI's own constructor has no Python
+    frame; the wrapper's frame holds only this, whose ``repr`` is safe.
+    """
+
+    __slots__ = ("init",)
+
+    def __init__(self, init) -> None:
+        self.init = init
+
+    def __repr__(self) -> str:
+        return "<DALI constructor>"
+
+
 def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
     """A wrapt wrapper for ``__init__`` that fixes the CUDA Array Interface argument.
 
@@ -90,12 +108,14 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
     """
 
     def wrapper(wrapped, instance, args, kwargs):
+        unbuilt = _Unbuilt(wrapped)
+        del wrapped, instance  # see _Unbuilt
         if args:
             if not isinstance(args[0], earlier_overloads):
                 args = (_without_none_stream(args[0]), *args[1:])
         elif "object" in kwargs:
             kwargs = {**kwargs, "object": _without_none_stream(kwargs["object"])}
-        return wrapped(*args, **kwargs)
+        return unbuilt.init(*args, **kwargs)
 
     return wrapper
 
