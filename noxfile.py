@@ -69,9 +69,14 @@ def install_cell(session: nox.Session, cell: str) -> dict:
     return spec
 
 
+def run_into(session: nox.Session, path: Path, *args: str) -> None:
+    """Run a command with its standard output, and nothing else, written to ``path``."""
+    with path.open("w") as output:
+        session.run(*args, stdout=output, stderr=None)
+
+
 def save_selftest(session: nox.Session, cell: str) -> None:
-    report = session.run("python", "-m", "gpushim", "selftest", "--json", silent=True)
-    (ARTEFACTS / "cells" / f"{cell}.selftest.json").write_text(report)
+    run_into(session, ARTEFACTS / "cells" / f"{cell}.selftest.json", "python", "-m", "gpushim", "selftest", "--json")
 
 
 @nox.session
@@ -83,16 +88,15 @@ def matrix(session: nox.Session, cell: str) -> None:
         old.unlink()
     junit = ARTEFACTS / "cells" / f"{cell}.xml"
     session.run("pytest", spec["tests"], f"--junitxml={junit}", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
-    states = session.run(
+    run_into(
+        session, ARTEFACTS / "cells" / f"{cell}.states.json",
         "python", "-m", "tests.matrix.cell_states",
         "--applied", ",".join(spec["applied"]),
         "--not-affected", ",".join(spec["not-affected"]),
-        silent=True,
     )  # fmt: skip
-    (ARTEFACTS / "cells" / f"{cell}.states.json").write_text(states)
     save_selftest(session, cell)
-    figures = [session.run("python", bench, silent=True).strip() for bench in spec["benchmarks"]]
-    (ARTEFACTS / "cells" / f"{cell}.bench.txt").write_text("\n".join(figures))
+    for index, benchmark in enumerate(spec["benchmarks"]):
+        run_into(session, ARTEFACTS / "cells" / f"{cell}.bench{index}.txt", "python", benchmark)
 
 
 @nox.session
