@@ -58,6 +58,27 @@ def _patches(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _freeze(arguments: argparse.Namespace) -> int:
+    from gpushim.freeze import format_freeze, freeze
+
+    frozen = freeze()
+    print(json.dumps(frozen, indent=2) if arguments.json else format_freeze(frozen))
+    return 0
+
+
+def _run(arguments: argparse.Namespace) -> int:
+    from gpushim.launcher import run
+
+    return run(arguments.command)
+
+
+def _bootstrap_path(arguments: argparse.Namespace) -> int:
+    from gpushim.launcher import BOOTSTRAP
+
+    print(BOOTSTRAP)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpushim", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     selftest.set_defaults(run=_selftest)
     patches = commands.add_parser("patches", help="the Markdown table of patches for the README")
     patches.set_defaults(run=_patches)
+    freeze = commands.add_parser("freeze", help="installed target releases and the patches that apply to them")
+    freeze.add_argument("--json", action="store_true", help="print JSON instead of requirement-style lines")
+    freeze.set_defaults(run=_freeze)
+    run = commands.add_parser("run", help="run a command with gpushim in every Python process it starts")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
+    run.set_defaults(run=_run)
+    bootstrap = commands.add_parser("bootstrap-path", help="the directory to put on PYTHONPATH with GPUSHIM_AUTO=1")
+    bootstrap.set_defaults(run=_bootstrap_path)
     arguments = parser.parse_args(argv)
     return arguments.run(arguments)
 

@@ -15,6 +15,7 @@ from .errors import GpushimWarning
 DISABLE = "GPUSHIM_DISABLE"
 STRICT = "GPUSHIM_STRICT"
 LOG = "GPUSHIM_LOG"
+AUTO = "GPUSHIM_AUTO"
 
 _EVERYTHING = {"1", "all", "*"}
 _TRUE = {"1", "true", "yes", "on"}
@@ -58,6 +59,16 @@ def strict() -> bool:
         return True
     if value not in _FALSE:
         _warn(f"{STRICT}={value!r} is not one of 1 or 0; gpushim stays lenient")
+    return False
+
+
+def auto() -> bool:
+    """Whether ``GPUSHIM_AUTO`` asks the bootstrap of ``gpushim-run`` to import ``gpushim.auto``."""
+    value = os.environ.get(AUTO, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value not in _FALSE:
+        _warn(f"{AUTO}={value!r} is not one of 1 or 0; gpushim stays off")
     return False
 
 

@@ -28,6 +28,13 @@ class Widget:
 """
 
 
+def write_distribution(root, distribution, version):
+    """The metadata of an installed ``distribution`` under ``root``, which is all gpushim reads of a release."""
+    dist_info = root / f"{distribution.replace('-', '_')}-{version}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+
+
 class Target:
     """A synthetic library installed under a fresh directory on sys.path."""
 
@@ -38,9 +45,7 @@ class Target:
         package.mkdir()
         (package / "__init__.py").write_text(textwrap.dedent(SOURCE.format(version=declared or version)))
         (package / "extra.py").write_text(f"from {self.name} import compute\n")
-        dist_info = root / f"{distribution.replace('-', '_')}-{version}.dist-info"
-        dist_info.mkdir()
-        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+        write_distribution(root, distribution, version)
         importlib.invalidate_caches()
 
     def import_(self):

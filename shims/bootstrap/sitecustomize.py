@@ -1,0 +1,60 @@
+"""gpushim in every Python process started below ``gpushim-run``.
+
+At startup each interpreter imports the first ``sitecustomize`` module on its
+path, and ``gpushim-run`` puts this directory first on ``PYTHONPATH``, which
+child processes inherit.  This module imports ``gpushim.auto`` when
+``GPUSHIM_AUTO`` says so, then steps aside for the ``sitecustomize`` it hides
+(a site's or a virtual environment's own), which must run as if gpushim were
+not there.  It imports nothing unless ``GPUSHIM_AUTO`` is set, and never
+a GPU library.
+"""
+
+import os
+import sys
+
+
+def _activate():
+    if not os.environ.get("GPUSHIM_AUTO", "").strip():
+        return
+    try:
+        from gpushim import switches
+    except ModuleNotFoundError as missing:
+        if missing.name != "gpushim":
+            raise
+        import warnings
+
+        message = f"GPUSHIM_AUTO is set but {sys.executable} has no gpushim installed; it runs without gpushim"
+        warnings.warn(message, stacklevel=2)
+        return
+    if switches.auto():
+        import gpushim.auto  # noqa: F401
+
+
+def _is_directory(entry, directory):
+    try:
+        return os.path.samestat(os.stat(entry or "."), directory)
+    except OSError:
+        return False
+
+
+def _run_the_hidden_sitecustomize():
+    """Import the next ``sitecustomize`` on the path, in this module's place.
+
+    This directory leaves ``sys.path`` first, under every name it has there,
+    so that the import below cannot find this module again.
+    """
+    here = os.stat(os.path.dirname(__file__))
+    sys.path[:] = [entry for entry in sys.path if not _is_directory(entry, here)]
+    this = sys.modules.pop(__name__)
+    try:
+        import sitecustomize  # noqa: F401
+    except ModuleNotFoundError as missing:
+        if missing.name != __name__:
+            raise
+        sys.modules[__name__] = this
+
+
+try:
+    _activate()
+finally:
+    _run_the_hidden_sitecustomize()

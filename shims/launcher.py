@@ -1,0 +1,55 @@
+"""``gpushim-run COMMAND ...``: gpushim in a command and in every Python process it starts.
+
+A training job's patches must reach processes nobody can add an import to:
+DataLoader workers started with spawn, torchrun ranks, Ray workers, scripts
+that a shell script runs.  What they all inherit is the environment, so the
+launcher puts gpushim's bootstrap directory first on ``PYTHONPATH`` (its
+``sitecustomize`` runs in every interpreter at startup), sets
+``GPUSHIM_AUTO=1`` for it, and then becomes the command: ``exec`` keeps the
+process id, the signals and the exit status the command's own.  The other
+``GPUSHIM_*`` switches travel in the same environment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import switches
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
+USAGE = "usage: gpushim-run COMMAND [ARGUMENT ...]"
+PURPOSE = "Run COMMAND with gpushim active in it and in every Python process it starts."
+
+
+def environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with the bootstrap directory first on ``PYTHONPATH``, once, and ``GPUSHIM_AUTO=1``."""
+    path = base.get("PYTHONPATH")
+    others = [entry for entry in path.split(os.pathsep) if entry != BOOTSTRAP] if path else []
+    return {**base, "PYTHONPATH": os.pathsep.join([BOOTSTRAP, *others]), switches.AUTO: "1"}
+
+
+def run(command: list[str]) -> int:
+    """Replace this process with ``command``; returns only when it cannot be started, as a shell would."""
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        os.execvpe(command[0], command, environment(os.environ))
+    except OSError as error:
+        print(f"gpushim-run: {command[0]}: {error.strerror}", file=sys.stderr)
+        return 127 if isinstance(error, FileNotFoundError) else 126
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{PURPOSE}")
+        return 0
+    return run(arguments)

@@ -1,0 +1,95 @@
+"""The pytest plugin (entry point ``pytest11``): gpushim's part in a test session.
+
+Its header line says which patches apply to which installed releases, so
+that a test log tells whether its results were obtained with them.
+``--gpushim`` applies them in the pytest process before any conftest file is
+imported; ``--gpushim-strict`` makes a patch that cannot be applied an error
+(``GPUSHIM_STRICT=1`` for the session and its subprocesses) and fails the
+session if one failed anyway; the ``gpushim_status`` fixture gives a test
+the status records.  pytest loads this module in every run wherever gpushim
+is installed, so importing it costs no more than ``import gpushim``, and
+nothing in it imports a target.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import gpushim
+from gpushim import PatchError, switches
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gpushim")
+    group.addoption("--gpushim", action="store_true", help="apply gpushim's patches before conftest files are imported")
+    group.addoption(
+        "--gpushim-strict",
+        action="store_true",
+        help="a gpushim patch that cannot be applied raises (GPUSHIM_STRICT=1) and fails the session",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    options = early_config.known_args_namespace
+    if options.gpushim_strict:
+        _set_for_the_session(early_config, switches.STRICT, "1")
+    if options.gpushim or "gpushim.auto" in sys.modules:
+        # Patching again is also how gpushim, made active by gpushim-run, reads GPUSHIM_STRICT anew.
+        try:
+            gpushim.patch()
+        except PatchError:
+            pass  # a patch that failed before the session: it is recorded, and fails the session at its end
+
+
+def _set_for_the_session(config: pytest.Config, name: str, value: str) -> None:
+    before = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+    config.add_cleanup(restore)
+
+
+def header(records: list[dict[str, str | None]]) -> str:
+    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets."""
+    releases: dict[str, list[str]] = {}
+    for record in records:
+        if record["distribution"] is not None:
+            release = f"{record['distribution']} {record['installed_version']}"
+            releases.setdefault(release, []).append(f"{record['id']} {record['state']}")
+    listed = ", ".join(f"{release} ({', '.join(patches)})" for release, patches in releases.items())
+    return f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return header(gpushim.status())
+
+
+def _failed() -> list[dict[str, str | None]]:
+    return [record for record in gpushim.status() if record["state"] == "failed"]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.getoption("gpushim_strict") and _failed() and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    if not config.getoption("gpushim_strict"):
+        return
+    for record in _failed():
+        terminalreporter.write_line(f"gpushim --gpushim-strict: {record['id']} failed: {record['reason']}", red=True)
+
+
+@pytest.fixture
+def gpushim_status() -> dict[str, dict[str, str | None]]:
+    """gpushim's status records by patch id, as they stand when the test starts."""
+    return {record["id"]: record for record in gpushim.status()}
