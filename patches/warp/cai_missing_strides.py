@@ -160,7 +160,11 @@ def _probe():
     class Exporter:
         def __init__(self, **strides):
             self.__cuda_array_interface__ = {
-                "shape": (4, 3), "typestr": "<f4", "data": (0x1000, False), "version": 3, **strides
+                "shape": (4, 3),
+                "typestr": "<f4",
+                "data": (0x1000, False),
+                "version": 3,
+                **strides,
             }
 
         def __len__(self):

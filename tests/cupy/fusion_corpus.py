@@ -45,8 +45,11 @@ def seed_where_inf(mask, points):
 
 
 CASES = (
-    Case("seed_python_scalar", seed_python_scalar,
-         (Array((), "float32"), Array((), "float32"), Array((10, 10), "float32"))),
+    Case(
+        "seed_python_scalar",
+        seed_python_scalar,
+        (Array((), "float32"), Array((), "float32"), Array((10, 10), "float32")),
+    ),
     Case("seed_where_inf", seed_where_inf, (Array((8,), "bool"), Array((8, 3), "float64"))),
     # Python int, float, complex and bool constants against every array kind.
     Case("int_plus_int8", lambda x: x + 1, _one("int8")),
@@ -90,8 +93,7 @@ CASES = (
     # Scalars passed as arguments (not constants), which never met either bug.
     Case("python_float_argument", lambda x, s: x * s, (Array((4, 3), "float32"), 2.5)),
     Case("numpy_float64_argument", lambda x, s: x + s, (Array((4, 3), "float32"), numpy.float64(0.5))),
-    Case("int_argument_with_inf", lambda x, s: cupy.minimum(x * s, cupy.inf),
-         (Array((4, 3), "float64"), 3)),
+    Case("int_argument_with_inf", lambda x, s: cupy.minimum(x * s, cupy.inf), (Array((4, 3), "float64"), 3)),
     # Reductions inside fuse.
     Case("sum_of_scaled_float32", lambda x: cupy.sum(x * 2.0, axis=0), _one("float32")),
     Case("sum_plus_int_float64", lambda x: cupy.sum(x + 1), _one("float64")),

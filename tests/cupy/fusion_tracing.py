@@ -78,7 +78,7 @@ def trace_first_path(func, args, name):
     preamble = kernel.preamble
     joined = "".join(history.preamble_set)
     assert preamble.startswith(joined)
-    preamble = "".join(sorted(history.preamble_set)) + preamble[len(joined):]
+    preamble = "".join(sorted(history.preamble_set)) + preamble[len(joined) :]
     code = {
         "kind": type(kernel).__name__,
         "name": kernel.name,
@@ -136,7 +136,7 @@ def _sorted_preambles(submodule_code, func, args):
         return submodule_code
     joined = "\n\n".join(preambles)
     start = submodule_code.index(joined)
-    return submodule_code[:start] + "\n\n".join(sorted(preambles)) + submodule_code[start + len(joined):]
+    return submodule_code[:start] + "\n\n".join(sorted(preambles)) + submodule_code[start + len(joined) :]
 
 
 def trace(cases, path):
@@ -152,7 +152,10 @@ def raises_numpy2_can_cast(outcome):
 
 
 def writes_bare_inf_or_nan(outcome):
-    """Whether second-path code assigns a bare ``inf``/``nan`` (nvrtc: 'identifier "inf" is undefined', cupy/cupy#9005)."""
+    """Whether second-path code assigns a bare ``inf``/``nan``.
+
+    NVRTC rejects that with 'identifier "inf" is undefined' (cupy/cupy#9005).
+    """
     import re
 
     return re.search(r"= -?(inf|nan);", outcome.get("body", "")) is not None

@@ -59,8 +59,7 @@ def test_effective_second_path_writes_cudart_constants(order, other):
 @affected
 def test_effective_probe_finds_nothing_with_gpushim():
     result = run_python(
-        "import gpushim.auto, cupy\n"
-        "from gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())"
+        "import gpushim.auto, cupy\nfrom gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())"
     )
     assert result.stdout.strip() == "None", result.stderr
 
@@ -80,8 +79,14 @@ def test_faithful_constants_are_named_by_get_cuda_scalar_repr(gpushim_patched):
 
     memory = _fusion_variable._MemorySpace(7, 0)
     for value, dtype in [
-        (numpy.inf, "float64"), (-numpy.inf, "float32"), (numpy.nan, "float16"),
-        (1, "int64"), (3, "uint8"), (True, "bool"), (1 + 2j, "complex128"), (0.5, "float32"),
+        (numpy.inf, "float64"),
+        (-numpy.inf, "float32"),
+        (numpy.nan, "float16"),
+        (1, "int64"),
+        (3, "uint8"),
+        (True, "bool"),
+        (1 + 2j, "complex128"),
+        (0.5, "float32"),
     ]:
         constant = trace_scalar()(memory, 0, numpy.dtype(dtype), const_value=value)
         assert constant.var_name == _scalar._get_cuda_scalar_repr(value, numpy.dtype(dtype))

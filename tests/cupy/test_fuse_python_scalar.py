@@ -44,9 +44,7 @@ def test_needed_first_path_raises_numpy2_typeerror_without_gpushim():
 
 @needs_fix
 def test_needed_probe_reports_the_bug_without_gpushim():
-    result = run_python(
-        "from gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())"
-    )
+    result = run_python("from gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())")
     assert "TypeError: can_cast() does not support Python ints" in result.stdout, result.stderr
 
 
@@ -62,8 +60,7 @@ def test_effective_first_path_traces_python_scalars(order, other):
 @needs_fix
 def test_effective_probe_finds_nothing_with_gpushim():
     result = run_python(
-        "import gpushim.auto, cupy\n"
-        "from gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())"
+        "import gpushim.auto, cupy\nfrom gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())"
     )
     assert result.stdout.strip() == "None", result.stderr
 

@@ -4,6 +4,7 @@ Nothing here touches memory: Warp's interface path only records the pointer, sha
 strides it is given, so a made-up address and a Device that claims CUDA ordinal 0 take
 ``wp.array(data=...)`` down the same code a CuPy or torch buffer takes on a GPU.
 """
+
 from __future__ import annotations
 
 ABSENT = "absent"  # the "strides" key is left out of the interface
@@ -115,9 +116,7 @@ def outcome(case, device):
 
     source = Exporter(case["shape"], case["typestr"], case["strides"], **case.get("extra", {}))
     try:
-        arr = warp.array(
-            data=source, dtype=warp_dtype(case["dtype"]), shape=case.get("target_shape"), device=device
-        )
+        arr = warp.array(data=source, dtype=warp_dtype(case["dtype"]), shape=case.get("target_shape"), device=device)
     except Exception as exc:  # the exception is the outcome
         return {"raises": [type(exc).__name__, str(exc)]}
     return {
@@ -156,4 +155,4 @@ def read_report(stdout):
     import json
 
     line = next(line for line in stdout.splitlines() if line.startswith(MARKER))
-    return json.loads(line[len(MARKER):])
+    return json.loads(line[len(MARKER) :])

@@ -50,9 +50,7 @@ def fresh_python(prelude: str, cases: str = "ISSUE_CASES") -> tuple[dict, str]:
 
 
 def probe_in_fresh_python() -> str:
-    finished = run_python(
-        "from gpushim.patches.warp.cai_missing_strides import patch\nprint('@@probe', patch.probe())"
-    )
+    finished = run_python("from gpushim.patches.warp.cai_missing_strides import patch\nprint('@@probe', patch.probe())")
     assert finished.returncode == 0, finished.stderr
     return next(line for line in finished.stdout.splitlines() if line.startswith("@@probe"))[8:]
 
@@ -148,8 +146,9 @@ def test_faithful_corpus_matches_the_fixed_release(request):
 def test_harmless_not_affected_and_warp_keeps_its_own_method():
     import inspect
 
-    import gpushim
     import warp
+
+    import gpushim
 
     before = own_init_from_data()
     gpushim.patch(patch.id)
