@@ -1,0 +1,115 @@
+"""What cupy.from_dlpack_unsupported_dtype adds to each ``cupy.from_dlpack`` call, in microseconds.
+
+Run it with the Python of an environment that has an affected CuPy (13.3.0, say) and gpushim:
+
+    python benchmarks/bench_from_dlpack.py
+
+Inputs are float32 tensors, which CuPy accepts: the price every good call pays.  Each figure is
+the fastest of several batches, the arms interleaved.  Printed, never asserted; the target is
+1 microsecond or less for the check and the stand-in producer.
+
+- A capsule: CuPy's own ``from_dlpack``, the same function under a wrapt wrapper that does
+  nothing (what any gpushim wrapper costs), and the patched one.  The patch's own share is
+  patched minus do-nothing wrapper.
+- An object with ``__dlpack__``: end to end as above when a GPU is present.  Without one,
+  CuPy's stream lookup fails and reports it on every call, which drowns a microsecond, so
+  what the patch adds is timed on its own: the calls CuPy makes on the object
+  (``__dlpack_device__()``, ``__dlpack__(stream=...)``) on the producer itself, against
+  the stand-in producer wrapped around it, which checks the capsule.
+
+The capsules are hand-made (tests/cupy/dlpack_capsules.py) and point at memory nobody touches.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cupy  # noqa: E402
+import wrapt  # noqa: E402
+
+import gpushim  # noqa: E402
+from gpushim.patches.cupy.from_dlpack_unsupported_dtype import CheckedProducer, capsule_check, patch  # noqa: E402
+from tests.cupy.dlpack_capsules import Producer, make_capsule  # noqa: E402
+
+BATCH = 2000
+ROUNDS = 30
+
+
+def fastest_per_call_us(arms: dict, make_input) -> dict:
+    """Per-call microseconds of each arm: the fastest of ROUNDS batches, arms interleaved."""
+    best = dict.fromkeys(arms, float("inf"))
+    for _ in range(ROUNDS):
+        for name, function in arms.items():
+            inputs = [make_input() for _ in range(BATCH)]
+            start = time.perf_counter_ns()
+            for item in inputs:
+                function(item)
+            elapsed = time.perf_counter_ns() - start
+            del inputs
+            best[name] = min(best[name], elapsed / BATCH / 1000)
+    return best
+
+
+def has_gpu() -> bool:
+    try:
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
+
+
+def report(label: str, times: dict) -> None:
+    cupy_us, wrapper_us, patched_us = times["cupy"], times["do-nothing wrapper"], times["patched"]
+    print(
+        f"{label}: cupy {cupy_us:.2f} us, under a do-nothing wrapt wrapper {wrapper_us:.2f} us, "
+        f"patched {patched_us:.2f} us per call"
+    )
+    print(
+        f"  added per call: {patched_us - cupy_us:.2f} us in all, of which wrapt {wrapper_us - cupy_us:.2f} us "
+        f"and the check {patched_us - wrapper_us:.2f} us"
+    )
+
+
+def main() -> None:
+    gpushim.patch(patch.id)
+    record = next(record for record in gpushim.status() if record["id"] == patch.id)
+    if record["state"] != "applied":
+        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']}): nothing to measure")
+    patched = cupy.from_dlpack
+    original = patched.__wrapped__
+    arms = {
+        "cupy": original,
+        "do-nothing wrapper": wrapt.FunctionWrapper(original, lambda wrapped, instance, args, kwargs: wrapped(*args)),
+        "patched": patched,
+    }
+    gpu = has_gpu()
+    print(f"{record['distribution']} {record['installed_version']}, Python {sys.version.split()[0]}, GPU: {gpu}")
+
+    report("from_dlpack(capsule)", fastest_per_call_us(arms, lambda: make_capsule(bits=32)[0]))
+
+    if gpu:
+        report("from_dlpack(__dlpack__ object)", fastest_per_call_us(arms, lambda: Producer(bits=32)))
+    else:
+        rejection = capsule_check((2, 13), cupy.cuda.runtime.pointerGetAttributes)
+        stream = 1  # CuPy's legacy default stream, as it passes it
+
+        def as_cupy_calls(producer):
+            producer.__dlpack_device__()
+            return producer.__dlpack__(stream=stream)
+
+        def through_stand_in(producer):
+            return as_cupy_calls(CheckedProducer(producer, rejection))
+
+        times = fastest_per_call_us({"producer": as_cupy_calls, "stand-in": through_stand_in}, Producer)
+        print(
+            f"__dlpack__ object, CuPy's calls on it (no GPU): producer {times['producer']:.2f} us, "
+            f"through the stand-in {times['stand-in']:.2f} us"
+        )
+        print(f"  added per call by the stand-in and its check: {times['stand-in'] - times['producer']:.2f} us")
+
+
+if __name__ == "__main__":
+    main()

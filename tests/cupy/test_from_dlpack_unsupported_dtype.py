@@ -1,0 +1,347 @@
+"""cupy.from_dlpack_unsupported_dtype: ``from_dlpack`` frees a rejected DLPack tensor twice (cupy/cupy#8801).
+
+Everything runs on the CPU: the tensors are hand-made capsules on a CUDA device whose deleter
+only counts (tests/cupy/dlpack_capsules.py), so "freed twice" is a number, not a crash, and no
+GPU memory is touched.  The expected exceptions below are what CuPy 13.4.0 and 13.4.1 raise,
+recorded by running them; ``test_fixed_release_...`` keeps checking that in their cells.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
+from tests.support import installed_release, is_affected, record_faithful, run_python
+
+RELEASE = installed_release(patch)
+if RELEASE is None:
+    pytest.skip("no CuPy distribution is installed", allow_module_level=True)
+
+import cupy  # noqa: E402
+
+from tests.cupy import dlpack_capsules as dc  # noqa: E402
+
+AFFECTED = is_affected(patch)
+REFERENCE = RELEASE[1] == patch.fixed_in
+# 13.4.x convert exactly as 13.3.0 does; 14 converts bfloat16 (with ml_dtypes) and words its error anew.
+FIXED_ALIKE = Version(patch.fixed_in) <= Version(RELEASE[1]) < Version("14")
+affected_only = pytest.mark.skipif(not AFFECTED, reason=f"{RELEASE[0]} {RELEASE[1]} does not have the bug")
+unaffected_only = pytest.mark.skipif(AFFECTED, reason=f"{RELEASE[0]} {RELEASE[1]} has the bug")
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILTINS = "builtins."
+
+# Every class of tensor CuPy takes and then rejects, with what 13.4.x raises for it.
+REJECTED = {
+    "bfloat16": ({"code": dc.KDL_BFLOAT, "bits": 16}, ["NotImplementedError", "CuPy does not support bfloat16 yet"]),
+    "dtype code 7": ({"code": 7, "bits": 32}, ["TypeError", "Unsupported dtype. dtype code: 7"]),
+    "float32, lanes=4": ({"lanes": 4}, ["ValueError", "vector dtypes (lanes=4) is not supported"]),
+    "int128": ({"code": dc.KDL_INT, "bits": 128}, ["TypeError", "int128 is not supported."]),
+    "uint1": ({"code": dc.KDL_UINT, "bits": 1}, ["TypeError", "uint1 is not supported."]),
+    "float8": ({"code": dc.KDL_FLOAT, "bits": 8}, ["TypeError", "float8 is not supported."]),
+    "complex32": ({"code": dc.KDL_COMPLEX, "bits": 32}, ["TypeError", "complex32 is not supported."]),
+    "bool16": ({"code": dc.KDL_BOOL, "bits": 16}, ["TypeError", "16-bit bool is not supported"]),
+    "byte_offset 2**63": ({"byte_offset": 1 << 63}, ["OverflowError", "Python int too large to convert to C long"]),
+    "NULL data, byte_offset 8": ({"data": 0, "byte_offset": 8}, ["AssertionError", ""]),
+}
+ACCEPTED = {
+    (dc.KDL_INT, 8): "int8", (dc.KDL_INT, 16): "int16", (dc.KDL_INT, 32): "int32", (dc.KDL_INT, 64): "int64",
+    (dc.KDL_UINT, 8): "uint8", (dc.KDL_UINT, 16): "uint16", (dc.KDL_UINT, 32): "uint32", (dc.KDL_UINT, 64): "uint64",
+    (dc.KDL_FLOAT, 16): "float16", (dc.KDL_FLOAT, 32): "float32", (dc.KDL_FLOAT, 64): "float64",
+    (dc.KDL_COMPLEX, 64): "complex64", (dc.KDL_COMPLEX, 128): "complex128", (dc.KDL_BOOL, 8): "bool",
+}  # fmt: skip
+DEPRECATED = ["DeprecationWarning: This function is deprecated in favor of cupy.from_dlpack"]
+
+
+def expected(way: str, raises: list[str], freed: int = 1) -> dict:
+    outcome = {"raises": [BUILTINS + raises[0], raises[1]]}
+    if way == "fromDlpack(capsule)":
+        outcome["warnings"] = DEPRECATED
+    return {**outcome, "freed": freed}
+
+
+def fixed_release_outcome(code: int, bits: int, lanes: int) -> str:
+    """13.4.x's outcome for a tensor of this dtype, as ``dtype_sweep`` words it (checked in its cells)."""
+    if lanes != 1:
+        return f"ValueError: vector dtypes (lanes={lanes}) is not supported"
+    if (code, bits) in ACCEPTED:
+        return f"dtype {ACCEPTED[code, bits]}"
+    if code == dc.KDL_BFLOAT:
+        return "NotImplementedError: CuPy does not support bfloat16 yet"
+    names = {dc.KDL_INT: "int{} is not supported.", dc.KDL_UINT: "uint{} is not supported.",
+             dc.KDL_FLOAT: "float{} is not supported.", dc.KDL_COMPLEX: "complex{} is not supported.",
+             dc.KDL_BOOL: "{}-bit bool is not supported"}  # fmt: skip
+    if code in names:
+        return "TypeError: " + names[code].format(bits)
+    return f"TypeError: Unsupported dtype. dtype code: {code}"
+
+
+def has_gpu() -> bool:
+    try:
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
+
+
+def outcomes_in_fresh_python(before_cupy: str = "", after_cupy: str = "") -> tuple[dict, str]:
+    """Every rejected class, every way, in a fresh interpreter: (outcomes by "way name", patch state)."""
+    cases = {name: capsule for name, (capsule, _) in REJECTED.items()}
+    code = "\n".join(
+        [
+            "import json, sys",
+            f"sys.path.insert(0, {str(ROOT)!r})",
+            before_cupy,
+            "import cupy",
+            after_cupy,
+            "from tests.cupy import dlpack_capsules as dc",
+            f"cases = {cases!r}",
+            "outcomes = {f'{way} {name}': dc.convert(cupy, way, **capsule)",
+            "            for name, capsule in cases.items() for way in dc.WAYS}",
+            "import gpushim",
+            f"state = next(r['state'] for r in gpushim.status() if r['id'] == {patch.id!r})",
+            "print('@@' + json.dumps({'outcomes': outcomes, 'state': state}))",
+        ]
+    )
+    finished = run_python(code)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    report = json.loads(next(line[2:] for line in finished.stdout.splitlines() if line.startswith("@@")))
+    return report["outcomes"], report["state"]
+
+
+def probe_in_fresh_python(env: dict[str, str] | None = None) -> str:
+    finished = run_python(
+        "import gpushim.auto\n"
+        "from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch\n"
+        "print('@@', patch.probe())",
+        env=env,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    return next(line[3:] for line in finished.stdout.splitlines() if line.startswith("@@"))
+
+
+def bindings() -> dict[str, object]:
+    from cupy._core import dlpack
+
+    return {
+        f"{module.__name__}.{name}": vars(module)[name]
+        for module in (cupy, cupy._core, dlpack)
+        for name in ("from_dlpack", "fromDlpack")
+    }
+
+
+@pytest.fixture
+def patched():
+    import gpushim
+
+    gpushim.patch(patch.id)
+    yield
+    gpushim.unpatch(patch.id)
+
+
+# Needed: the bug shows on affected releases without gpushim.
+
+
+@affected_only
+def test_needed_every_rejected_tensor_is_freed_twice_without_gpushim():
+    outcomes, state = outcomes_in_fresh_python()
+    assert state == "pending"  # gpushim was never asked to patch
+    assert outcomes == {
+        f"{way} {name}": expected(way, raises, freed=2) for name, (_, raises) in REJECTED.items() for way in dc.WAYS
+    }
+
+
+@affected_only
+def test_probe_shows_the_double_free_without_gpushim():
+    assert probe_in_fresh_python(env={"GPUSHIM_DISABLE": patch.id}) == (
+        "cupy.from_dlpack rejected a bfloat16 DLPack tensor and it was freed 2 times (double free)"
+    )
+
+
+# Effective: gone with gpushim, imported before or after CuPy.
+
+
+@affected_only
+@pytest.mark.parametrize("order", ["gpushim first", "cupy first"])
+def test_effective_every_rejected_tensor_raises_as_13_4_and_is_freed_once(order):
+    if order == "gpushim first":
+        outcomes, state = outcomes_in_fresh_python(before_cupy="import gpushim.auto")
+    else:
+        outcomes, state = outcomes_in_fresh_python(after_cupy="import gpushim.auto")
+    assert state == "applied"
+    assert outcomes == {
+        f"{way} {name}": expected(way, raises) for name, (_, raises) in REJECTED.items() for way in dc.WAYS
+    }
+
+
+@affected_only
+def test_probe_finds_no_double_free_with_gpushim():
+    assert probe_in_fresh_python() == "None"
+
+
+@affected_only
+@pytest.mark.skipif(has_gpu(), reason="a working CUDA runtime accepts the made-up managed pointer")
+@pytest.mark.parametrize("way", dc.WAYS)
+def test_managed_tensor_the_runtime_refuses_is_freed_once(patched, way):
+    outcome = dc.convert(cupy, way, device_type=dc.KDL_CUDA_MANAGED)
+    assert outcome["raises"][0] == "cupy_backends.cuda.api.runtime.CUDARuntimeError"
+    assert outcome["freed"] == 1
+
+
+@affected_only
+def test_rejected_capsule_is_left_unconsumed_for_its_producer_to_free(patched):
+    capsule, tensor = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
+    with pytest.raises(NotImplementedError):
+        cupy.from_dlpack(capsule)
+    assert (dc.capsule_name(capsule), tensor.freed) == (b"dltensor", 0)
+    del capsule
+    assert tensor.freed == 1
+
+
+@affected_only
+def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(patched):  # noqa: N802
+    capsule, _ = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
+    with pytest.warns(DeprecationWarning, match="in favor of cupy.from_dlpack") as caught:
+        with pytest.raises(NotImplementedError):
+            cupy.fromDlpack(capsule)
+    assert caught[0].filename == __file__
+
+
+# Accepted tensors go to CuPy untouched.
+
+
+@affected_only
+@pytest.mark.parametrize("way", dc.WAYS)
+@pytest.mark.parametrize(("code", "bits"), list(ACCEPTED), ids=list(ACCEPTED.values()))
+def test_accepted_dtype_converts_zero_copy(patched, way, code, bits):
+    outcome = dc.convert(cupy, way, code=code, bits=bits, shape=(2, 3), strides=(3, 1))
+    strides = [3 * bits // 8, bits // 8]
+    common = {"dtype": ACCEPTED[code, bits], "shape": [2, 3], "strides": strides, "zero_copy": True, "freed": 1}
+    assert outcome == ({**common, "warnings": DEPRECATED} if way == "fromDlpack(capsule)" else common)
+
+
+@affected_only
+def test_accepted_capsule_is_consumed_by_cupy_itself(patched):
+    capsule, tensor = dc.make_capsule(bits=32)
+    array = cupy.from_dlpack(capsule)
+    assert type(array.data.mem) is cupy._core.dlpack.DLPackMemory
+    assert array.data.ptr == tensor.data
+    assert dc.capsule_name(capsule) == b"used_dltensor"
+    del array
+    assert tensor.freed == 1
+
+
+@affected_only
+def test_producer_sees_the_same_calls_as_without_the_patch(patched):
+    def calls(from_dlpack):
+        producer = dc.Producer(bits=32)
+        with dc.device_switch_without_gpu(cupy) as switches:
+            from_dlpack(producer)
+        return producer.calls, switches
+
+    assert calls(cupy.from_dlpack) == calls(cupy.from_dlpack.__wrapped__)
+
+
+# The rule, over the whole dtype space.
+
+
+@pytest.mark.skipif(not (AFFECTED or FIXED_ALIKE), reason=f"{RELEASE[1]} converts by other rules")
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    code=st.integers(0, 255),
+    bits=st.integers(0, 255),
+    lanes=st.one_of(st.just(1), st.integers(0, 65535)),
+)
+def test_any_dtype_is_freed_once_and_converts_as_13_4(request, code, bits, lanes):
+    """Patched on affected releases; on 13.4.x as released, which checks the oracle itself."""
+    if AFFECTED:
+        request.getfixturevalue("patched")
+    capsule, tensor = dc.make_capsule(code=code, bits=bits, lanes=lanes)
+    try:
+        outcome = f"dtype {cupy.from_dlpack(capsule).dtype}"
+    except Exception as error:
+        outcome = f"{type(error).__name__}: {error}"
+    del capsule
+    assert (outcome, tensor.freed) == (fixed_release_outcome(code, bits, lanes), 1)
+
+
+@pytest.mark.skipif(not FIXED_ALIKE, reason="only the releases with the upstream fix")
+@pytest.mark.parametrize("way", dc.WAYS)
+@pytest.mark.parametrize("name", list(REJECTED))
+def test_fixed_release_raises_so_and_frees_once(way, name):
+    capsule, raises = REJECTED[name]
+    assert dc.convert(cupy, way, **capsule) == expected(way, raises)
+
+
+# Faithful: the corpus, recorded patched on affected releases and as released on 13.4.0.
+
+EXTRA_CASES = {
+    "float32 2-D strided": {"shape": (2, 3), "strides": (3, 1)},
+    "float32 byte_offset 16": {"byte_offset": 16},
+    "float32 on the CPU": {"device_type": dc.KDL_CPU},
+    "bfloat16 on the CPU": {"code": dc.KDL_BFLOAT, "bits": 16, "device_type": dc.KDL_CPU},
+    "float32 managed": {"device_type": dc.KDL_CUDA_MANAGED},
+    "bfloat16 managed": {"code": dc.KDL_BFLOAT, "bits": 16, "device_type": dc.KDL_CUDA_MANAGED},
+    "float32 negative shape": {"shape": (-1,)},
+    "bfloat16 lanes=2": {"code": dc.KDL_BFLOAT, "bits": 16, "lanes": 2},
+}
+
+
+def faithful_corpus() -> dict:
+    cases = {name: capsule for name, (capsule, _) in REJECTED.items()}
+    cases.update({name: {"code": code, "bits": bits} for (code, bits), name in ACCEPTED.items()})
+    cases.update(EXTRA_CASES)
+    outcomes = {f"{way} {name}": dc.convert(cupy, way, **capsule) for name, capsule in cases.items() for way in dc.WAYS}
+    outcomes["dtype sweep"], outcomes["dtype sweep: not freed once"] = dc.dtype_sweep(cupy)
+    return outcomes
+
+
+@pytest.mark.skipif(not (AFFECTED or REFERENCE), reason="neither affected nor the reference release")
+def test_faithful_corpus_matches_the_fixed_release(request):
+    """Compared by the matrix: patched 13.2.0/13.3.0 against 13.4.0 as released."""
+    if AFFECTED:
+        request.getfixturevalue("patched")
+    outcomes = faithful_corpus()
+    record_faithful(patch, outcomes)
+    assert outcomes["dtype sweep: not freed once"] == []
+    assert all(outcome["freed"] == 1 for name, outcome in outcomes.items() if not name.startswith("dtype sweep"))
+
+
+# Unpatch and harmless.
+
+
+@affected_only
+def test_patch_wraps_every_binding_and_unpatch_restores_the_identical_originals():
+    import gpushim
+
+    originals = bindings()
+    gpushim.patch(patch.id)
+    try:
+        for name, installed in bindings().items():
+            assert installed is not originals[name], name
+            assert installed.__wrapped__ is originals[name], name
+    finally:
+        gpushim.unpatch(patch.id)
+    assert bindings() == originals
+    assert all(a is b for a, b in zip(bindings().values(), originals.values()))
+
+
+@unaffected_only
+def test_harmless_not_affected_and_cupy_keeps_its_own_functions():
+    import gpushim
+
+    originals = bindings()
+    gpushim.patch(patch.id)
+    try:
+        record = next(record for record in gpushim.status() if record["id"] == patch.id)
+        assert record["state"] == "not-affected"
+        assert all(bindings()[name] is original for name, original in originals.items())
+        assert type(cupy.from_dlpack).__name__ == "builtin_function_or_method"
+        assert cupy.from_dlpack is cupy._core.dlpack.from_dlpack
+    finally:
+        gpushim.unpatch(patch.id)
