@@ -56,6 +56,7 @@ def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets, with wrapt 1.x and 2.x."""
     session.install(".", f"wrapt=={wrapt}", *TEST_TOOLS)
     session.run("pytest", "tests/engine", *session.posargs)
+    session.run("python", "benchmarks/bench_import.py")
 
 
 def install_cell(session: nox.Session, cell: str) -> dict:
