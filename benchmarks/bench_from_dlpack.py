@@ -76,8 +76,11 @@ def report(label: str, times: dict) -> None:
 def main() -> None:
     gpushim.patch(patch.id)
     record = next(record for record in gpushim.status() if record["id"] == patch.id)
+    if record["state"] == "not-affected":
+        print(f"{patch.id} is not-affected here ({record['reason']}): nothing to measure")
+        return
     if record["state"] != "applied":
-        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']}): nothing to measure")
+        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']})")
     patched = cupy.from_dlpack
     original = patched.__wrapped__
     arms = {

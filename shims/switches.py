@@ -52,24 +52,23 @@ def disabled(ids: list[str]) -> set[str]:
     return off
 
 
-def strict() -> bool:
-    """Whether ``GPUSHIM_STRICT`` asks for failures to raise instead of warn."""
-    value = os.environ.get(STRICT, "").strip().lower()
+def _flag(name: str, when_invalid: str) -> bool:
+    value = os.environ.get(name, "").strip().lower()
     if value in _TRUE:
         return True
     if value not in _FALSE:
-        _warn(f"{STRICT}={value!r} is not one of 1 or 0; gpushim stays lenient")
+        _warn(f"{name}={value!r} is not one of 1 or 0; {when_invalid}")
     return False
+
+
+def strict() -> bool:
+    """Whether ``GPUSHIM_STRICT`` asks for failures to raise instead of warn."""
+    return _flag(STRICT, "gpushim stays lenient")
 
 
 def auto() -> bool:
     """Whether ``GPUSHIM_AUTO`` asks the bootstrap of ``gpushim-run`` to import ``gpushim.auto``."""
-    value = os.environ.get(AUTO, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value not in _FALSE:
-        _warn(f"{AUTO}={value!r} is not one of 1 or 0; gpushim stays off")
-    return False
+    return _flag(AUTO, "gpushim stays off")
 
 
 def configure_logging() -> None:

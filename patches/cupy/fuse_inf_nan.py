@@ -32,7 +32,7 @@ written bare; that is the fixed release's behaviour, kept on purpose.
 from __future__ import annotations
 
 from gpushim import Patch, ShapeError
-from gpushim.patches.cupy import DISTRIBUTIONS
+from gpushim.patches.cupy import DISTRIBUTIONS, untouched_memory
 
 patch = Patch(
     id="cupy.fuse_inf_nan",
@@ -76,11 +76,7 @@ def _probe():
     import cupy
     from cupy._core import new_fusion
 
-    def alloc(size):  # memory that is never touched: tracing needs shapes and dtypes only
-        memory = cupy.cuda.UnownedMemory(0x7F0000000000, max(size, 1), None, device_id=0)
-        return cupy.cuda.MemoryPointer(memory, 0)
-
-    cupy.cuda.set_allocator(alloc)
+    cupy.cuda.set_allocator(untouched_memory(cupy))
     mask, points = cupy.empty((8,), "bool"), cupy.empty((8, 3), "float64")
 
     def seed(mask, points):

@@ -40,7 +40,7 @@ the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
 from __future__ import annotations
 
 from gpushim import NotAffected, Patch, ShapeError
-from gpushim.patches.cupy import DISTRIBUTIONS
+from gpushim.patches.cupy import DISTRIBUTIONS, untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",
@@ -99,11 +99,7 @@ def _probe():
     import cupy
     from cupy._core import _fusion_thread_local, fusion
 
-    def alloc(size):  # memory that is never touched: tracing needs shapes and dtypes only
-        memory = cupy.cuda.UnownedMemory(0x7F0000000000, max(size, 1), None, device_id=0)
-        return cupy.cuda.MemoryPointer(memory, 0)
-
-    cupy.cuda.set_allocator(alloc)
+    cupy.cuda.set_allocator(untouched_memory(cupy))
     args = (cupy.empty((), "float32"), cupy.empty((), "float32"), cupy.empty((10, 10), "float32"))
 
     def seed(dt, mu, delta_phi):

@@ -16,23 +16,16 @@ from pathlib import Path
 
 import cupy
 
+from gpushim.patches.cupy import untouched_memory
+
 ROOT = Path(__file__).resolve().parents[2]
-
-# A made-up, well aligned device address: arrays made under fake_device_memory()
-# point there and are only ever looked at for their shape and dtype.
-FAKE_POINTER = 0x7F0000000000
-
-
-def _fake_allocator(size):
-    memory = cupy.cuda.UnownedMemory(FAKE_POINTER, max(size, 1), None, device_id=0)
-    return cupy.cuda.MemoryPointer(memory, 0)
 
 
 @contextlib.contextmanager
 def fake_device_memory():
     """Let ``cupy.empty`` hand out arrays whose memory is never touched."""
     previous = cupy.cuda.get_allocator()
-    cupy.cuda.set_allocator(_fake_allocator)
+    cupy.cuda.set_allocator(untouched_memory(cupy))
     try:
         yield
     finally:
