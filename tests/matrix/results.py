@@ -62,7 +62,8 @@ def rows() -> list[tuple[str, ...]]:
     for cell in load_cells():
         states, selftest = _read_json(f"{cell}.states.json"), _read_json(f"{cell}.selftest.json")
         tests, passed = _tests(cell)
-        bench = "; ".join(path.read_text().strip().replace("\n", "; ") for path in sorted(CELLS_DIR.glob(f"{cell}.bench*.txt")))
+        figures = [path.read_text().strip() for path in sorted(CELLS_DIR.glob(f"{cell}.bench*.txt"))]
+        bench = "; ".join(figures).replace("\n", "; ")
         if states is None:
             table.append((cell, "-", "did not run", "-", "-", "-", "-", tests, ""))
             continue
