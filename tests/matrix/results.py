@@ -8,6 +8,7 @@ was left alone with its tests passing (harmless).  Never edited by hand.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import platform
@@ -93,7 +94,7 @@ def selftest_table(cells: list[str]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 
 
-def main() -> None:
+def write_results() -> None:
     header = ("cell", "patch", "state", "needed", "effective", "faithful", "harmless", "tests", "benchmarks")
     today = datetime.date.today().isoformat()
     lines = [
@@ -107,6 +108,16 @@ def main() -> None:
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows()]
     (MATRIX / "RESULTS.md").write_text("\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--demo", nargs="+", metavar="CELL", help="print the demo table of these cells instead")
+    arguments = parser.parse_args()
+    if arguments.demo:
+        print(selftest_table(arguments.demo))
+    else:
+        write_results()
 
 
 if __name__ == "__main__":
