@@ -63,10 +63,8 @@ def rows() -> list[tuple[str, ...]]:
     for cell in load_cells():
         states, selftest = _read_json(f"{cell}.states.json"), _read_json(f"{cell}.selftest.json")
         tests, passed = _tests(cell)
-        figures = [path.read_text().strip() for path in sorted(CELLS_DIR.glob(f"{cell}.bench*.txt"))]
-        bench = "; ".join(figures).replace("\n", "; ")
         if states is None:
-            table.append((cell, "-", "did not run", "-", "-", "-", "-", tests, ""))
+            table.append((cell, "-", "did not run", "-", "-", "-", "-", tests))
             continue
         verdicts = {result["id"]: result["verdict"] for result in selftest or []}
         for record in states:
@@ -76,7 +74,7 @@ def rows() -> list[tuple[str, ...]]:
             needed, effective = _selftest_cells(verdicts.get(record["id"]))
             harmless = ("yes" if passed else "NO") if record["state"] == "not-affected" else "-"
             faithful = _faithful(record["id"], release, record["state"], references)
-            table.append((cell, record["id"], record["state"], needed, effective, faithful, harmless, tests, bench))
+            table.append((cell, record["id"], record["state"], needed, effective, faithful, harmless, tests))
     return table
 
 
@@ -95,7 +93,7 @@ def selftest_table(cells: list[str]) -> str:
 
 
 def write_results() -> None:
-    header = ("cell", "patch", "state", "needed", "effective", "faithful", "harmless", "tests", "benchmarks")
+    header = ("cell", "patch", "state", "needed", "effective", "faithful", "harmless", "tests")
     today = datetime.date.today().isoformat()
     lines = [
         "# Release matrix results",
@@ -107,6 +105,10 @@ def write_results() -> None:
         "|" + "---|" * len(header),
     ]
     lines += ["| " + " | ".join(row) + " |" for row in rows()]
+    lines += ["", "## Benchmarks", ""]
+    for path in sorted(CELLS_DIR.glob("*.bench*.txt")):
+        if path.read_text().strip():
+            lines += [f"{path.name.split('.bench')[0]}:", "", "```", path.read_text().strip(), "```", ""]
     (MATRIX / "RESULTS.md").write_text("\n".join(lines) + "\n")
 
 
