@@ -8,37 +8,33 @@ What breaks.  The conversion (``cupy._core.dlpack._dlpack_to_cupy_array``) first
 ``DLManagedTensor`` in an owner (``DLPackMemory``) whose destructor calls the tensor's deleter,
 then checks the dtype, and renames the capsule to ``used_dltensor`` only once every check has
 passed.  When a check raises, the owner dies and frees the tensor; the capsule still says
-``dltensor``, so the producer's capsule destructor frees it again.  Every rejected tensor
-takes that road: bfloat16 (``NotImplementedError``), vector lanes (``ValueError``), any other
-code or width (``TypeError``), and, past the dtype, a ``kDLCUDAManaged`` tensor whose pointer
-the CUDA runtime refuses, a ``byte_offset`` of 2**63 or more (``OverflowError``) and a NULL
-``data`` with a non-zero ``byte_offset`` (``AssertionError``).  13.4.0 renames the capsule before
-any check and raises the same exceptions, so the producer does not free the tensor again.
+``dltensor``, so the producer's capsule destructor frees it again.  Every tensor rejected after
+the owner exists takes that road: bfloat16 (``NotImplementedError``), vector lanes
+(``ValueError``), any other code or width (``TypeError``), a ``kDLCUDAManaged`` pointer the CUDA
+runtime refuses, a ``byte_offset`` of 2**63 or more (``OverflowError``) and a NULL ``data``
+with a non-zero ``byte_offset`` (``AssertionError``).  13.4.0 renames the capsule as it takes
+the tensor, before any check, and raises the same exceptions: the owner frees it, once.
 
-How.  The checks that run between taking ownership and renaming are run first, on the capsule,
-without consuming it: ``PyCapsule_GetPointer`` through ctypes, then the ``DLTensor`` header
-read in place.  A tensor CuPy would reject raises here, exactly what 13.4.0 raises, before
-CuPy sees it; the capsule stays unconsumed and its producer frees the tensor once.  A tensor
-CuPy accepts goes to CuPy's own function untouched: same capsule, same array, no copy.
-``from_dlpack(obj)`` with an object that has ``__dlpack_device__`` gets a thin stand-in for
-``obj``: its ``__dlpack_device__`` is ``obj``'s own bound method and its ``__dlpack__`` passes
-CuPy's arguments (the stream) through unchanged and checks the capsule before handing it
-over, so CuPy's device switch and stream negotiation are its own.  ``cupy.from_dlpack``,
-``cupy.fromDlpack`` and their bindings in ``cupy._core`` and ``cupy._core.dlpack`` are the
-compiled functions themselves and are all replaced; the functions that build the owner are
-C-level and cannot be.
+How.  The patch lets CuPy convert and, when CuPy raises after taking the tensor, renames the
+capsule ``used_dltensor`` itself, as 13.4.0 would have, before the exception reaches the
+caller.  Renaming touches the capsule object only, never the freed tensor; the producer's
+destructor then leaves the tensor alone.  CuPy took the tensor exactly when its traceback
+runs through ``_dlpack_to_cupy_array`` and the error is not the one ``DLPackMemory`` raises
+before taking it (a device CuPy is not built for: a plain ``RuntimeError``; a capsule already
+used fails the name check below); were a traceback ever to read otherwise, the patch would
+leave the capsule as CuPy left it rather than guess.  A capsule passed directly is the caller's own argument; for
+an object with ``__dlpack_device__``, CuPy gets a stand-in whose ``__dlpack_device__`` is the
+object's own bound method and whose ``__dlpack__`` passes CuPy's arguments through and keeps
+the capsule it returns, which CuPy would otherwise drop, and its producer free, while raising.
 
-Why this is exact.  The checks are 13.3.0's, in 13.3.0's order, and those of 13.4.0, which has
-the same code from the owner to the rename; each raises the type and message 13.4.0 raises,
-checked by running both on hand-made capsules (tests/cupy/test_from_dlpack_unsupported_dtype.py).
-Capsules CuPy refuses before taking ownership (not a capsule, already used, a device CuPy is not
-built for) are left to CuPy, which raises its own error and frees nothing.  The AssertionError
-is skipped under ``python -O``, as CuPy's own ``assert`` is.  One difference remains, by design:
-13.4.0 consumes a capsule it rejects, the patch leaves it to its producer, so handing the same
-rejected capsule over again raises the dtype error again rather than "cannot be consumed
-multiple times".  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned`` capsules,
-``max_version`` and ``copy``), is not backported: it is a feature, and 13.3.0 cannot consume
-those capsules.
+Why this is exact.  Results and exceptions are CuPy's own: nothing is checked, converted or
+raised in CuPy's place, and 13.4.0 raises the same types and messages for these tensors
+(checked by running both, tests/cupy/test_from_dlpack_unsupported_dtype.py).  A rejected
+capsule ends up consumed, as in 13.4.0; one CuPy refuses before taking it stays with its
+producer (13.4.0 also consumes a capsule on a foreign device; both free it once).  Accepted
+tensors are converted by CuPy untouched, zero copy, and on that path the patch only passes
+the call on.  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned`` capsules,
+``max_version`` and ``copy``), is a feature and is not backported.
 """
 
 from __future__ import annotations
@@ -57,128 +53,42 @@ patch = Patch(
     summary="cupy.from_dlpack frees a DLPack tensor twice (segfault) when it rejects its dtype, e.g. bfloat16.",
 )
 
-# DLPack's enums (dlpack.h): device types and dtype codes.
-KDL_CUDA, KDL_ROCM, KDL_CUDA_MANAGED = 2, 10, 13
-KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT, KDL_COMPLEX, KDL_BOOL = 0, 1, 2, 4, 5, 6
-
-# The widths 13.3.0 converts, per dtype code, and the names its TypeError messages use.
-CONVERTED_BITS = {
-    KDL_INT: (8, 16, 32, 64),
-    KDL_UINT: (8, 16, 32, 64),
-    KDL_FLOAT: (16, 32, 64),
-    KDL_COMPLEX: (64, 128),
-    KDL_BOOL: (8,),
-}
-_NAMES = {KDL_INT: "int", KDL_UINT: "uint", KDL_FLOAT: "float", KDL_COMPLEX: "complex"}
+# PyCapsule_SetName keeps the pointer it is given, so the name must live as long as the module.
+USED_NAME = b"used_dltensor"
+CONVERSION = "cupy._core.dlpack._dlpack_to_cupy_array"
+OWNER_INIT = "cupy._core.dlpack.DLPackMemory.__init__"
 
 
-def dtype_error(code: int, bits: int, lanes: int) -> Exception | None:
-    """What 13.4.0 raises for a DLPack dtype it does not convert; None for one it converts."""
-    if lanes != 1:
-        return ValueError(f"vector dtypes (lanes={lanes}) is not supported")
-    if code == KDL_BFLOAT:
-        return NotImplementedError("CuPy does not support bfloat16 yet")
-    converted = CONVERTED_BITS.get(code)
-    if converted is None:
-        return TypeError(f"Unsupported dtype. dtype code: {code}")
-    if bits in converted:
-        return None
-    if code == KDL_BOOL:
-        return TypeError(f"{bits}-bit bool is not supported")
-    return TypeError(f"{_NAMES[code]}{bits} is not supported.")
+def took_the_tensor(error: BaseException) -> bool:
+    """Whether CuPy had taken, and so has freed, the tensor when it raised ``error``."""
+    frames = []
+    traceback = error.__traceback__
+    while traceback is not None:
+        frames.append(traceback.tb_frame.f_code.co_name)
+        traceback = traceback.tb_next
+    if CONVERSION not in frames:
+        return False  # raised before the conversion began: the capsule is untouched
+    refused_device = type(error) is RuntimeError and frames[-1] == OWNER_INIT
+    return not refused_device
 
 
-def capsule_check(own_devices: tuple[int, ...], pointer_attributes):
-    """``rejection(obj)``: the exception CuPy 13.4.0 raises after taking ``obj``'s tensor, else None.
-
-    ``obj`` is left as it was.  None also stands for "CuPy refuses it before taking ownership,
-    or takes it": not a capsule, not named ``dltensor``, or on a device CuPy is not built for.
-    """
-    import ctypes
-    import sys
-
-    class DLTensor(ctypes.Structure):  # the head of a DLManagedTensor, as dlpack.h lays it out
-        _fields_ = [
-            ("data", ctypes.c_ssize_t),  # CuPy reads it as intptr_t
-            ("device_type", ctypes.c_int32),
-            ("device_id", ctypes.c_int32),
-            ("ndim", ctypes.c_int32),
-            ("dtype", ctypes.c_uint32),  # DLDataType {uint8 code, uint8 bits, uint16 lanes}
-            ("shape", ctypes.c_void_p),
-            ("strides", ctypes.c_void_p),
-            ("byte_offset", ctypes.c_uint64),
-        ]
-
-    class DLDataType(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-    def word(code: int, bits: int, lanes: int) -> int:
-        return int.from_bytes(bytes(DLDataType(code, bits, lanes)), sys.byteorder)
-
-    converted = frozenset(word(code, bits, 1) for code, widths in CONVERTED_BITS.items() for bits in widths)
-    # Own handle: argtypes set on ctypes.pythonapi would be shared with every other user.  The
-    # capsule goes in as its address, id(); a py_object argument costs a third more per call.
-    get_pointer = ctypes.PyDLL(None).PyCapsule_GetPointer
-    get_pointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    get_pointer.restype = ctypes.c_void_p
-    tensor_at = DLTensor.from_address
-    dtype_offset = DLTensor.dtype.offset
-    largest_offset = (1 << 63) - 1  # CuPy passes byte_offset on as a C long (ptrdiff_t)
-
-    def rejection(obj):
-        try:  # PyCapsule_GetPointer checks that obj is a capsule first: any live object is safe here
-            address = get_pointer(id(obj), b"dltensor")
-        except ValueError:  # not a capsule, used, versioned: CuPy refuses it before owning it
-            return None
-        tensor = tensor_at(address)
-        device = tensor.device_type
-        if device not in own_devices:
-            return None  # CuPy raises its RuntimeError before owning the tensor
-        if device == KDL_CUDA_MANAGED:
-            try:
-                pointer_attributes(tensor.data)  # CuPy asks the runtime next, owning the tensor
-            except Exception as error:
-                return error
-        if tensor.dtype not in converted:
-            dtype = DLDataType.from_address(address + dtype_offset)
-            return dtype_error(dtype.code, dtype.bits, dtype.lanes)
-        offset = tensor.byte_offset
-        if offset:
-            if offset > largest_offset:
-                return OverflowError("Python int too large to convert to C long")
-            if __debug__ and not tensor.data:  # CuPy's MemoryPointer asserts it (not under -O)
-                return AssertionError()
-        return None
-
-    return rejection
-
-
-class CheckedProducer:
-    """Stands in for a ``__dlpack__`` producer during one ``from_dlpack`` call.
+class CapsuleKeeper:
+    """Stands in for a ``__dlpack__`` producer during one ``from_dlpack`` call and keeps its capsule.
 
     CuPy calls ``__dlpack_device__``, which is the producer's own bound method, and
-    ``__dlpack__`` with its stream; both reach the producer unchanged.  The capsule the
-    producer returns is checked before CuPy gets it: one CuPy would reject is dropped
-    unconsumed, so the producer frees its tensor once, and the check's exception is raised.
+    ``__dlpack__`` with its stream; both reach the producer unchanged.
     """
 
-    __slots__ = ("_producer", "_rejection", "__dlpack_device__")
+    __slots__ = ("_producer", "capsule", "__dlpack_device__")
 
-    def __init__(self, producer, rejection) -> None:
+    def __init__(self, producer) -> None:
         self._producer = producer
-        self._rejection = rejection
+        self.capsule = None
         self.__dlpack_device__ = producer.__dlpack_device__
 
     def __dlpack__(self, *args, **kwargs):
-        capsule = self._producer.__dlpack__(*args, **kwargs)
-        error = self._rejection(capsule)
-        if error is None:
-            return capsule
-        del capsule  # the last reference: the producer frees its tensor now, once
-        try:
-            raise error
-        finally:
-            del error  # see _apply
+        self.capsule = self._producer.__dlpack__(*args, **kwargs)
+        return self.capsule
 
 
 _MISSING = object()
@@ -195,43 +105,53 @@ def _sole_argument(args: tuple, kwargs: dict, name: str):
 
 @patch.applier
 def _apply(cupy, site):
+    import ctypes
     import warnings
 
     from cupy._core import dlpack
 
     if not callable(getattr(dlpack, "DLPackMemory", None)):
         raise ShapeError("cupy._core.dlpack has no DLPackMemory: not the conversion this patch knows")
-    runtime = cupy.cuda.runtime
-    own_devices = (KDL_ROCM,) if runtime.is_hip else (KDL_CUDA, KDL_CUDA_MANAGED)
-    rejection = capsule_check(own_devices, runtime.pointerGetAttributes)
+    # An own handle: argtypes set on ctypes.pythonapi would be shared with every other user.
+    api = ctypes.PyDLL(None)
+    is_valid, set_name = api.PyCapsule_IsValid, api.PyCapsule_SetName
+    is_valid.argtypes = set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    is_valid.restype = set_name.restype = ctypes.c_int
+
+    def consume_if_taken(capsule, error: BaseException) -> None:
+        if is_valid(capsule, b"dltensor") and took_the_tensor(error):
+            set_name(capsule, USED_NAME)
 
     def from_dlpack(wrapped, instance, args, kwargs):
         array = args[0] if len(args) == 1 and not kwargs else _sole_argument(args, kwargs, "array")
         if hasattr(array, "__dlpack_device__"):
-            return wrapped(CheckedProducer(array, rejection))
-        error = rejection(array)
-        if error is None:
-            return wrapped(*args, **kwargs)
-        try:
-            raise error
-        finally:
-            # A frame holding the exception it raised is in a cycle with its traceback, which
-            # would keep the capsule (and the producer's tensor) until the garbage collector runs.
-            del error
-
-    def fromDlpack(wrapped, instance, args, kwargs):  # noqa: N802  (CuPy's name)
-        error = rejection(_sole_argument(args, kwargs, "dltensor"))
-        if error is not None:
-            # CuPy warns before converting; the warning names the caller's line, as CuPy's does.
-            warnings.warn("This function is deprecated in favor of cupy.from_dlpack", DeprecationWarning, stacklevel=2)
+            keeper = CapsuleKeeper(array)
             try:
-                raise error
-            finally:
-                del error
-        return wrapped(*args, **kwargs)
+                return wrapped(keeper)
+            except BaseException as error:
+                consume_if_taken(keeper.capsule, error)
+                raise
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as error:
+            consume_if_taken(array, error)
+            raise
 
     owners = (cupy, cupy._core, dlpack)
-    site.wrap(owners, "from_dlpack", from_dlpack)
+    patched_from_dlpack = site.wrap(owners, "from_dlpack", from_dlpack)
+
+    def fromDlpack(wrapped, instance, args, kwargs):  # noqa: N802  (CuPy's name)
+        """CuPy's warning, then the conversion ``from_dlpack`` does for a capsule.
+
+        Warned from here rather than by CuPy under this wrapper, so that the warning names
+        the caller's line, as CuPy's own does.
+        """
+        dltensor = _sole_argument(args, kwargs, "dltensor")
+        if dltensor is _MISSING or hasattr(dltensor, "__dlpack_device__"):
+            return wrapped(*args, **kwargs)  # CuPy refuses these before it takes any tensor
+        warnings.warn("This function is deprecated in favor of cupy.from_dlpack", DeprecationWarning, stacklevel=2)
+        return patched_from_dlpack(dltensor)
+
     site.wrap(owners, "fromDlpack", fromDlpack)
 
 
@@ -258,9 +178,10 @@ def _probe():
             ("deleter", deleter),
         ]
 
+    kdl_cuda, kdl_bfloat = 2, 4
     frees = []
     shape = (ctypes.c_int64 * 1)(3)
-    tensor = DLManagedTensor(0x7F0000000000, (KDL_CUDA, 0), 1, (KDL_BFLOAT, 16, 1, 0), shape)
+    tensor = DLManagedTensor(0x7F0000000000, (kdl_cuda, 0), 1, (kdl_bfloat, 16, 1, 0), shape)
     tensor.deleter = deleter(frees.append)  # frees nothing, counts; the struct keeps it alive
     api = ctypes.PyDLL(None)
     api.PyCapsule_New.restype = ctypes.py_object

@@ -194,13 +194,21 @@ def test_managed_tensor_the_runtime_refuses_is_freed_once(patched, way):
 
 
 @affected_only
-def test_rejected_capsule_is_left_unconsumed_for_its_producer_to_free(patched):
+def test_rejected_capsule_is_consumed_as_13_4_consumes_it(patched):
     capsule, tensor = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
     with pytest.raises(NotImplementedError):
         cupy.from_dlpack(capsule)
-    assert (dc.capsule_name(capsule), tensor.freed) == (b"dltensor", 0)
+    assert (dc.capsule_name(capsule), tensor.freed) == (b"used_dltensor", 1)
     del capsule
     assert tensor.freed == 1
+
+
+@affected_only
+@pytest.mark.parametrize("way", dc.WAYS)
+def test_capsule_on_a_foreign_device_stays_with_its_producer(patched, way):
+    outcome = dc.convert(cupy, way, device_type=dc.KDL_CPU)
+    assert outcome["raises"][0] == "builtins.RuntimeError"
+    assert outcome["freed"] == 1
 
 
 @affected_only
