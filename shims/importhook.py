@@ -55,14 +55,22 @@ class PostImportHooks:
 
     def __init__(self) -> None:
         self._callbacks: dict[str, list[Callback]] = {}
+        self._executing: set[str] = set()
         self._lock = RLock()
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` once ``name`` has been imported, or now if it has."""
+        """Run ``callback(module)`` once ``name`` has been imported, or now if it has.
+
+        A module that is executing already (imported by another thread, say) was found
+        before this finder knew of it, so no loader of its will call back; the callbacks
+        then run at the first import of anything after it has finished.
+        """
         with self._lock:
             if not is_imported(name):
                 self._callbacks.setdefault(name, []).append(callback)
+                if name in sys.modules:
+                    self._executing.add(name)
                 if self not in sys.meta_path:
                     sys.meta_path.insert(0, self)
                 return
@@ -75,6 +83,8 @@ class PostImportHooks:
                 callbacks.remove(callback)
 
     def find_spec(self, fullname: str, path=None, target=None):
+        if self._executing:
+            self._catch_up()
         if fullname not in self._callbacks or fullname in self._names_being_found():
             return None
         self._names_being_found().add(fullname)
@@ -101,6 +111,13 @@ class PostImportHooks:
             if spec is not None:
                 return spec
         return None
+
+    def _catch_up(self) -> None:
+        with self._lock:
+            finished = [name for name in self._executing if is_imported(name)]
+            self._executing.difference_update(finished)
+        for name in finished:
+            self._executed(name)
 
     def _executed(self, name: str) -> None:
         with self._lock:

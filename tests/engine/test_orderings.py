@@ -1,5 +1,6 @@
 """When a patch is applied relative to its target's import, and how often."""
 
+import importlib
 import threading
 
 from tests.engine.synthetic import make_patch, registry_for, state_of
@@ -118,3 +119,16 @@ def test_concurrent_first_imports_apply_the_patch_once(target):
         thread.join()
     assert len(calls) == 1
     assert results == [3] * 8
+
+
+def test_a_target_still_executing_when_patched_is_patched_at_the_next_import(target):
+    """As when another thread is importing the target while this one calls patch()."""
+    module = target.import_()
+    module.__spec__._initializing = True
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    module.__spec__._initializing = False
+    assert module.compute(1) == 2
+    importlib.import_module(f"{target.name}.extra")
+    assert module.compute(1) == 3
+    assert state_of(registry)["state"] == "applied"
