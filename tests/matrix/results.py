@@ -80,14 +80,14 @@ def rows() -> list[tuple[str, ...]]:
 
 def selftest_table(cells: list[str]) -> str:
     """The demo's table: per affected release and patch, the bug without gpushim and with it."""
-    lines = [("release", "patch", "without gpushim", "with gpushim")]
+    lines = [("release", "patch", "with gpushim", "without gpushim")]
     for cell in cells:
         for result in _read_json(f"{cell}.selftest.json") or []:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
             release = f"{result['distribution']} {result['installed_version']}"
             fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
-            lines.append((release, result["id"], f"bug: {result['without']}"[:100], fixed))
+            lines.append((release, result["id"], fixed, f"bug: {result['without']}"))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 
