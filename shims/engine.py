@@ -119,7 +119,7 @@ class Registry:
     def _on_import(self, patch: Patch, module: ModuleType, late: bool) -> None:
         with self._lock:
             outcome = self._outcomes.get(patch.id)
-            if outcome is None or outcome.state != PENDING or outcome.site is not None:
+            if outcome is None or outcome.state != PENDING:
                 return
             try:
                 self._apply(patch, module, outcome)

@@ -10,6 +10,7 @@ step (``tests/matrix``) compares with the first fixed release's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -32,6 +33,18 @@ def installed_release(patch: Patch) -> tuple[str, str] | None:
 def is_affected(patch: Patch) -> bool:
     release = installed_release(patch)
     return release is not None and _in_range(release[1], patch.affected)
+
+
+@contextlib.contextmanager
+def applied(patch: Patch):
+    """``patch`` applied (where this release is affected) inside a ``with`` block, undone after it."""
+    import gpushim
+
+    gpushim.patch(patch.id)
+    try:
+        yield
+    finally:
+        gpushim.unpatch(patch.id)
 
 
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
-from tests.support import installed_release, is_affected, record_faithful, run_python
+from tests.support import applied, installed_release, is_affected, record_faithful, run_python
 
 RELEASE = installed_release(patch)
 if RELEASE is None:
@@ -137,11 +137,8 @@ def bindings() -> dict[str, object]:
 
 @pytest.fixture
 def patched():
-    import gpushim
-
-    gpushim.patch(patch.id)
-    yield
-    gpushim.unpatch(patch.id)
+    with applied(patch):
+        yield
 
 
 # Needed: the bug shows on affected releases without gpushim.
@@ -325,16 +322,11 @@ def test_faithful_corpus_matches_the_fixed_release(request):
 
 @affected_only
 def test_patch_wraps_every_binding_and_unpatch_restores_the_identical_originals():
-    import gpushim
-
     originals = bindings()
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         for name, installed in bindings().items():
             assert installed is not originals[name], name
             assert installed.__wrapped__ is originals[name], name
-    finally:
-        gpushim.unpatch(patch.id)
     assert bindings() == originals
     assert all(a is b for a, b in zip(bindings().values(), originals.values()))
 
@@ -344,12 +336,9 @@ def test_harmless_not_affected_and_cupy_keeps_its_own_functions():
     import gpushim
 
     originals = bindings()
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         record = next(record for record in gpushim.status() if record["id"] == patch.id)
         assert record["state"] == "not-affected"
         assert all(bindings()[name] is original for name, original in originals.items())
         assert type(cupy.from_dlpack).__name__ == "builtin_function_or_method"
         assert cupy.from_dlpack is cupy._core.dlpack.from_dlpack
-    finally:
-        gpushim.unpatch(patch.id)

@@ -17,7 +17,7 @@ import numpy  # noqa: E402
 from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
 from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
 from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
-from tests.support import installed_release, is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, installed_release, is_affected, record_faithful, run_python  # noqa: E402
 
 AFFECTED = is_affected(patch)
 IS_REFERENCE = installed_release(patch) is not None and installed_release(patch)[1] == patch.fixed_in
@@ -103,10 +103,8 @@ def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
 
 @affected
 def test_unpatch_restores_the_released_property():
-    import gpushim
 
     released = vars(trace_scalar())["var_name"]
-    gpushim.patch(patch.id)
-    assert vars(trace_scalar())["var_name"] is not released
-    gpushim.unpatch(patch.id)
+    with applied(patch):
+        assert vars(trace_scalar())["var_name"] is not released
     assert vars(trace_scalar())["var_name"] is released

@@ -17,7 +17,7 @@ from gpushim.patches.cupy import fuse_python_scalar  # noqa: E402
 from gpushim.patches.cupy.fuse_python_scalar import patch  # noqa: E402
 from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
 from tests.cupy.fusion_tracing import raises_numpy2_can_cast  # noqa: E402
-from tests.support import installed_release, is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, installed_release, is_affected, record_faithful, run_python  # noqa: E402
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 NEEDS_FIX = is_affected(patch) and NUMPY2
@@ -120,9 +120,7 @@ def test_applied_replaces_only_the_fusion_modules_numpy(gpushim_patched):
 
 @needs_fix
 def test_unpatch_restores_the_numpy_module():
-    import gpushim
 
-    gpushim.patch(patch.id)
-    assert fusion_module().numpy is not numpy
-    gpushim.unpatch(patch.id)
+    with applied(patch):
+        assert fusion_module().numpy is not numpy
     assert fusion_module().numpy is numpy

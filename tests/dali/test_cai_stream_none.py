@@ -35,7 +35,7 @@ from tests.dali.cai_corpus import (  # noqa: E402
     outcome,
     routes,
 )
-from tests.support import is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, is_affected, record_faithful, run_python  # noqa: E402
 
 AFFECTED = is_affected(patch)
 affected_only = pytest.mark.skipif(not AFFECTED, reason="this release does not have the bug")
@@ -84,11 +84,8 @@ def built(result: dict) -> bool:
 def with_and_without_gpushim(function):
     """``function()`` as DALI is, then with this patch applied: the two results."""
     without = function()
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         return function(), without
-    finally:
-        gpushim.unpatch(patch.id)
 
 
 # needed ------------------------------------------------------------------------------------
@@ -267,12 +264,9 @@ def test_a_failed_construction_can_be_reported_with_the_locals_of_every_frame():
 @affected_only
 def test_unpatch_restores_the_identical_constructors():
     originals = [vars(cls)["__init__"] for cls in CLASSES]
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         for cls, original in zip(CLASSES, originals):
             assert vars(cls)["__init__"].__wrapped__ is original
-    finally:
-        gpushim.unpatch(patch.id)
     assert all(vars(cls)["__init__"] is original for cls, original in zip(CLASSES, originals))
     failed = outcome(TensorGPU, Producer(NONE), "", DEVICE)
     assert failed["during"] == "TypeError: an integer is required"
@@ -290,12 +284,9 @@ def test_not_affected(gpushim_patched):
 @unaffected_only
 def test_constructors_are_dalis_own():
     originals = [vars(cls)["__init__"] for cls in CLASSES]
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         assert all(vars(cls)["__init__"] is original for cls, original in zip(CLASSES, originals))
         assert all(type(original).__name__ == "instancemethod" for original in originals)
-    finally:
-        gpushim.unpatch(patch.id)
 
 
 @unaffected_only

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.warp.cai_missing_strides import patch
-from tests.support import installed_release, is_affected, record_faithful, run_python
+from tests.support import applied, installed_release, is_affected, record_faithful, run_python
 from tests.warp import cai_corpus
 
 RELEASE = installed_release(patch)
@@ -118,16 +118,11 @@ def test_zero_d_source_without_strides_keeps_the_released_behaviour(gpushim_patc
 
 @affected_only
 def test_unpatch_restores_the_identical_method():
-    import gpushim
-
     original = own_init_from_data()
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         installed = own_init_from_data()
         assert installed is not original
         assert installed.__wrapped__ is original
-    finally:
-        gpushim.unpatch(patch.id)
     assert own_init_from_data() is original
 
 
@@ -151,13 +146,10 @@ def test_harmless_not_affected_and_warp_keeps_its_own_method():
     import gpushim
 
     before = own_init_from_data()
-    gpushim.patch(patch.id)
-    try:
+    with applied(patch):
         record = next(record for record in gpushim.status() if record["id"] == patch.id)
         assert record["state"] == "not-affected"
         assert own_init_from_data() is before
-    finally:
-        gpushim.unpatch(patch.id)
     assert inspect.isfunction(before) and not hasattr(before, "__wrapped__")
     assert before.__module__ == "warp.types"
     assert Path(inspect.getsourcefile(before)).parent == Path(warp.__file__).parent
