@@ -1,24 +1,8 @@
-"""gpushim's patches: one module per upstream bug, grouped by library.
+"""gpushim's patches: one module per upstream bug, in one folder per library.
 
-Each module defines ``patch``, a :class:`gpushim.Patch` that is the single
-source of truth about that bug and its fix.
+Each library folder's ``__init__`` names the module it patches (``TARGET``)
+and the distributions that install it (``DISTRIBUTIONS``); each other module
+in it defines ``patch``, a :class:`gpushim.Patch` that is the single source
+of truth about that bug and its fix.  Nothing lists them: see
+:mod:`gpushim.catalogue`.
 """
-
-from __future__ import annotations
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gpushim import Patch
-
-MODULES = (
-    "cupy.from_dlpack_unsupported_dtype",
-    "cupy.fuse_python_scalar",
-    "cupy.fuse_inf_nan",
-    "dali.cai_stream_none",
-    "warp.cai_missing_strides",
-)
-
-
-def load() -> list[Patch]:
-    """Every patch declaration, in the order of :data:`MODULES`."""
-    return [__import__(f"{__name__}.{name}", fromlist=["patch"]).patch for name in MODULES]

@@ -8,19 +8,31 @@ target working as released (see :mod:`gpushim.engine`).
 
 from __future__ import annotations
 
+from . import states
 from .declaration import Patch
-from .errors import GpushimWarning, NotAffected, PatchError, ShapeError
+from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, TargetMismatch
 
-__version__ = "0.1.0"
+TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
+if TYPE_CHECKING:
+    from typing import Optional
+
+    from .engine import Registry
+
+    Record = dict[str, Optional[str]]
+
+__version__ = "0.2.0"
 __all__ = [
     "GpushimWarning",
+    "InvalidDeclaration",
+    "Journal",
     "NotAffected",
     "Patch",
     "PatchError",
-    "ShapeError",
-    "Site",
+    "TargetMismatch",
     "patch",
+    "record",
     "registry",
+    "states",
     "status",
     "unpatch",
 ]
@@ -29,23 +41,22 @@ _registry = None
 
 
 def __getattr__(name: str):
-    # Site is only needed once a patch is applied; importing it lazily keeps
+    # Journal is only needed once a patch is applied; importing it lazily keeps
     # ``import gpushim.auto`` within its budget.
-    if name == "Site":
-        from .site import Site
+    if name == "Journal":
+        from .journal import Journal
 
-        return Site
+        return Journal
     raise AttributeError(f"module 'gpushim' has no attribute {name!r}")
 
 
-def registry():
-    """The registry of gpushim's own patches, loaded on first use."""
+def registry() -> Registry:
+    """The registry of gpushim's own patches (``gpushim.patches``), discovered on first use."""
     global _registry
     if _registry is None:
         from .engine import Registry
-        from .patches import load
 
-        _registry = Registry(load())
+        _registry = Registry.discover(f"{__name__}.patches")
     return _registry
 
 
@@ -59,6 +70,11 @@ def unpatch(*ids: str) -> None:
     registry().unpatch(*ids)
 
 
-def status() -> list[dict[str, str | None]]:
+def status() -> list[Record]:
     """One record per patch: id, target, release, affected range, state and reason."""
     return registry().status()
+
+
+def record(id: str) -> Record:
+    """The status record of one patch, by id."""
+    return registry().record(id)

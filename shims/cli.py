@@ -45,9 +45,10 @@ def _selftest(arguments: argparse.Namespace) -> int:
 def patch_table() -> str:
     """The README's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
-    for patch in gpushim.registry().patches:
+    registry = gpushim.registry()
+    for patch in registry.patches:
         rows.append(
-            f"| `{patch.id}` | {patch.target} | `{patch.affected}` | {patch.fixed_in} "
+            f"| `{patch.id}` | {registry.library(patch.id).target} | `{patch.affected}` | {patch.fixed_in} "
             f"| {patch.upstream} | {patch.summary} |"
         )
     return "\n".join(rows)

@@ -1,75 +1,72 @@
 """The declaration every patch module makes about itself.
 
-A patch module is the single source of truth for its metadata: the README's
-patch table, ``python -m gpushim status`` and the self-test all read the
-:class:`Patch` object the module defines at its top.
+A patch module is the single source of truth for its bug: the README's patch
+table, ``python -m gpushim status``, the self-test and the matrix's expected
+states all read the :class:`Patch` object the module defines as ``patch``.
+What it patches (the import name and the distributions that install it) is
+said once per library, by the ``TARGET`` and ``DISTRIBUTIONS`` of the
+library's package (see :mod:`gpushim.catalogue`).
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from types import ModuleType
     from typing import Callable, Optional
 
-    from .site import Site
+    from .journal import Journal
 
-    Applier = Callable[[ModuleType, Site], None]
+    Applier = Callable[[ModuleType, Journal], None]
     Prober = Callable[[], Optional[str]]
 
 
 class Patch:
     """An upstream fix, the releases that lack it, and how to backport it.
 
-    ``affected`` is a PEP 440 specifier of the releases that have the bug;
-    ``fixed_in`` is the first release that has the upstream fix.  The
-    ``apply`` and ``probe`` functions are attached with the :meth:`applier`
-    and :meth:`prober` decorators so that a patch module can state its
-    metadata first and its mechanics after.
+    ``affected`` is a PEP 440 specifier of the target's releases that have the
+    bug; ``fixed_in`` is the first release with the upstream fix.  ``only_with``
+    names other distributions the bug needs, with their ranges (the NumPy 2
+    bugs of CuPy: ``{"numpy": ">=2"}``); an install outside them is
+    ``not-affected``.  The ``apply`` and ``probe`` functions are attached with
+    the :meth:`applier` and :meth:`prober` decorators so that a patch module
+    states its metadata first and its mechanics after.
     """
 
-    __slots__ = (
-        "id",
-        "target",
-        "distributions",
-        "affected",
-        "fixed_in",
-        "issue",
-        "fix",
-        "summary",
-        "apply",
-        "probe",
-    )
+    __slots__ = ("id", "affected", "fixed_in", "issue", "fix", "summary", "only_with", "apply", "probe")
 
     def __init__(
         self,
         *,
         id: str,
-        target: str,
-        distributions: tuple[str, ...],
         affected: str,
         fixed_in: str,
         issue: str,
         fix: str,
         summary: str,
+        only_with: dict[str, str] | None = None,
     ) -> None:
         self.id = id
-        self.target = target
-        self.distributions = distributions
         self.affected = affected
         self.fixed_in = fixed_in
         self.issue = issue
         self.fix = fix
         self.summary = summary
+        self.only_with = dict(only_with or {})
         self.apply: Applier | None = None
         self.probe: Prober | None = None
+
+    @property
+    def library(self) -> str:
+        """The library folder the patch lives in: ``warp`` for ``warp.cai_missing_strides``."""
+        return self.id.partition(".")[0]
 
     @property
     def upstream(self) -> str:
         return f"{self.issue}, fixed by {self.fix}"
 
     def applier(self, function: Applier) -> Applier:
-        """Declare ``function(module, site)`` as the way to apply this patch."""
+        """Declare ``function(module, journal)`` as the way to apply this patch."""
         self.apply = function
         return function
 
@@ -84,4 +81,4 @@ class Patch:
         return function
 
     def __repr__(self) -> str:
-        return f"<Patch {self.id} for {self.target} {self.affected}>"
+        return f"<Patch {self.id} {self.affected}>"

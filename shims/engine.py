@@ -1,227 +1,285 @@
 """Apply, undo and report patches.
 
-A :class:`Registry` holds a set of patch declarations and what became of each.
-Applying one means waiting for its target to finish importing (or acting at
-once if it has), then gating on the installed release and running the
-patch's ``apply``.  Everything that can go wrong in there is caught: the
-user's ``import cupy`` must succeed even when a patch cannot be applied,
-unless ``GPUSHIM_STRICT=1`` asks otherwise.
+A :class:`Registry` holds the libraries of a catalogue and what became of
+each patch.  Applying means waiting for a library's target to finish
+importing (or acting at once if it has), then loading that library's patch
+modules, gating each on the installed release and running its ``apply``.
+Everything that can go wrong in there is caught: the user's ``import cupy``
+must succeed even when a patch cannot be loaded or applied, unless
+``GPUSHIM_STRICT=1`` asks otherwise, and then only after every patch of the
+target has reached its final state.
 """
 
 from __future__ import annotations
 
 import sys
+
+# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
 from _thread import RLock
 
-from . import switches
-from .errors import GpushimWarning, NotAffected, PatchError, ShapeError
+from . import report, switches
+from .catalogue import Library, discover
+from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import ModuleType
-    from typing import Callable, Optional
+    from typing import Optional
 
     from .declaration import Patch
-    from .site import Site
+    from .journal import Journal
 
-APPLIED = "applied"
-PENDING = "pending"
-NOT_AFFECTED = "not-affected"
-NOT_INSTALLED = "not-installed"
-DISABLED = "disabled"
-FAILED = "failed"
-
-
-def _warn(message: str) -> None:
-    import warnings
-
-    warnings.warn(message, GpushimWarning, stacklevel=3)
-
-
-def _log(level: str, message: str) -> None:
-    import logging
-
-    getattr(logging.getLogger("gpushim"), level)(message)
+    Release = tuple[str, str]
+    Record = dict[str, Optional[str]]
 
 
 class _Outcome:
     """What happened to one patch in this process."""
 
-    __slots__ = ("state", "reason", "site", "release", "callback")
+    __slots__ = ("state", "reason", "journal", "release", "module")
 
     def __init__(self, state: str, reason: str = "") -> None:
         self.state = state
         self.reason = reason
-        self.site: Site | None = None
-        self.release: tuple[str, str] | None = None
-        self.callback: Callable[[ModuleType], None] | None = None
+        self.journal: Journal | None = None
+        self.release: Release | None = None
+        self.module: ModuleType | None = None
 
 
 class Registry:
-    """A set of patches and what became of each of them in this process."""
+    """The patches of a catalogue and what became of each of them in this process."""
 
-    def __init__(self, patches: Iterable[Patch]) -> None:
-        self._patches = {patch.id: patch for patch in patches}
+    def __init__(self, libraries: Iterable[Library]) -> None:
+        self._libraries = {id: library for library in libraries for id in library.ids}
+        self._declarations: dict[str, Patch] = {}
         self._outcomes: dict[str, _Outcome] = {}
-        self._lock = RLock()
+        self._watched: set[str] = set()
+        self._late: set[str] = set()
         self._strict = False
+        self._lock = RLock()
+
+    @classmethod
+    def discover(cls, package: str) -> Registry:
+        """The registry of every patch under the package ``package`` (see :mod:`gpushim.catalogue`)."""
+        return cls(discover(package))
 
     @property
     def ids(self) -> list[str]:
-        return list(self._patches)
+        return list(self._libraries)
+
+    def library(self, id: str) -> Library:
+        return self._libraries[id]
+
+    def __getitem__(self, id: str) -> Patch:
+        """The declaration of ``id``, loading its module if need be; raises if it cannot."""
+        with self._lock:
+            if id not in self._declarations:
+                self._declarations[id] = self._libraries[id].load(id)
+            return self._declarations[id]
 
     @property
     def patches(self) -> list[Patch]:
-        return list(self._patches.values())
+        """Every declaration; raises for a patch module that cannot be loaded."""
+        return [self[id] for id in self._libraries]
 
-    def __getitem__(self, id: str) -> Patch:
-        return self._patches[id]
-
-    def _select(self, ids: tuple[str, ...]) -> list[Patch]:
-        unknown = [id for id in ids if id not in self._patches]
+    def _select(self, ids: tuple[str, ...]) -> list[str]:
+        unknown = [id for id in ids if id not in self._libraries]
         if unknown:
             raise ValueError(f"unknown gpushim patch ids {unknown}; known: {self.ids}")
-        return [self._patches[id] for id in ids or self._patches]
+        return list(ids or self._libraries)
 
     def patch(self, *ids: str) -> None:
         """Apply the given patches (all by default) now or when their targets are imported."""
         switches.configure_logging()
         self._strict = switches.strict()
         off = switches.disabled(self.ids)
-        for patch in self._select(ids):
-            with self._lock:
-                outcome = self._outcomes.get(patch.id)
+        targets = []
+        with self._lock:
+            for id in self._select(ids):
+                outcome = self._outcomes.get(id)
                 if outcome is not None and outcome.state in (APPLIED, PENDING):
                     continue
-                if patch.id in off:
-                    self._outcomes[patch.id] = _Outcome(DISABLED, f"{switches.DISABLE} turns it off")
+                if id in off:
+                    self._outcomes[id] = _Outcome(DISABLED, f"{switches.DISABLE} turns it off")
                     continue
-                outcome = self._outcomes[patch.id] = _Outcome(PENDING)
-                late = is_imported(patch.target)
-                outcome.callback = lambda module, patch=patch, late=late: self._on_import(patch, module, late)
-            hooks.when_imported(patch.target, outcome.callback)
+                self._outcomes[id] = _Outcome(PENDING)
+                target = self._libraries[id].target
+                if target not in self._watched and target not in targets:
+                    targets.append(target)
+            self._watched.update(targets)
+            self._late.update(target for target in targets if target in sys.modules)
+        for target in targets:
+            hooks.when_imported(target, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""
-        for patch in self._select(ids):
-            with self._lock:
-                outcome = self._outcomes.pop(patch.id, None)
-                if outcome is None:
-                    continue
-                if outcome.site is not None:
-                    outcome.site.undo()
-                if outcome.callback is not None:
-                    hooks.forget(patch.target, outcome.callback)
-                _log("info", f"{patch.id} undone")
-
-    def _on_import(self, patch: Patch, module: ModuleType, late: bool) -> None:
         with self._lock:
-            outcome = self._outcomes.get(patch.id)
-            if outcome is None or outcome.state != PENDING:
-                return
-            try:
-                self._apply(patch, module, outcome)
-            except Exception as error:
-                self._fail(patch, outcome, error)
-                return
-        if late and outcome.site is not None:
-            self._warn_about_stale_names(patch, outcome.site)
+            for id in self._select(ids):
+                outcome = self._outcomes.pop(id, None)
+                if outcome is not None and outcome.journal is not None:
+                    outcome.journal.undo()
+                    report.log("info", f"{id} undone")
+            for target in list(self._watched):
+                if not self._of_target(target, (PENDING, APPLIED)):
+                    self._watched.discard(target)
+                    hooks.forget(target, self._on_import)
 
-    def _apply(self, patch: Patch, module: ModuleType, outcome: _Outcome) -> None:
-        from . import releases
+    def _of_target(self, target: str, states: tuple[str, ...]) -> list[str]:
+        return [
+            id
+            for id, outcome in self._outcomes.items()
+            if outcome.state in states and self._libraries[id].target == target
+        ]
 
-        found = releases.installed(patch.distributions)
-        if not found:
-            outcome.state = NOT_INSTALLED
-            outcome.reason = f"{patch.target} is imported but no distribution of it is installed"
+    def _on_import(self, module: ModuleType) -> None:
+        """Apply the target ``module``'s patches; then report, then raise if strict.
+
+        Called whenever the target finishes importing: a module imported again
+        (after ``del sys.modules[...]``) gets the patches anew, their earlier
+        replacements undone first so that nothing is wrapped twice.
+        """
+        failures = []
+        with self._lock:
+            late = module.__name__ in self._late
+            self._late.discard(module.__name__)
+            for id in self._of_target(module.__name__, (PENDING, APPLIED)):
+                outcome = self._outcomes[id]
+                if outcome.module is module:
+                    continue
+                if outcome.journal is not None:
+                    outcome.journal.undo()
+                    outcome = self._outcomes[id] = _Outcome(PENDING)
+                try:
+                    self._apply(id, module, outcome)
+                except Exception as error:
+                    failures.append(self._fail(id, outcome, error))
+            journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
+        for message in failures:
+            report.warn(message)
+        if late:
+            _warn_about_stale_names(module.__name__, journals)
+        if failures and self._strict:
+            raise PatchError("; ".join(failures))
+
+    def _apply(self, id: str, module: ModuleType, outcome: _Outcome) -> None:
+        patch = self[id]
+        state, reason, outcome.release = self._gate(patch, module)
+        if state is not None:
+            outcome.state, outcome.reason = state, reason
             return
-        outcome.release = distribution, version = _release_of(module, found)
-        if not releases.is_affected(version, patch.affected):
-            outcome.state = NOT_AFFECTED
-            outcome.reason = f"{distribution} {version} is outside {patch.affected}"
-            return
-        from .site import Site
+        from .journal import Journal
 
-        site = Site()
+        journal = Journal()
         try:
-            assert patch.apply is not None, f"{patch.id} declares no applier"
-            patch.apply(module, site)
+            patch.apply(module, journal)
         except NotAffected as why:
-            site.undo()
+            journal.undo()
             outcome.state, outcome.reason = NOT_AFFECTED, str(why)
             return
         except BaseException:
-            site.undo()
+            journal.undo()
             raise
-        outcome.site = site
+        outcome.journal, outcome.module = journal, module
         outcome.state, outcome.reason = APPLIED, ""
-        _log("info", f"{patch.id} applied to {distribution} {version}")
+        report.log("info", f"{id} applied to {' '.join(outcome.release)}")
 
-    def _fail(self, patch: Patch, outcome: _Outcome, error: Exception) -> None:
+    def _fail(self, id: str, outcome: _Outcome, error: Exception) -> str:
+        """Record ``id`` as failed; the message names the patch, the release and the reason."""
+        library = self._libraries[id]
         outcome.state = FAILED
         outcome.reason = f"{type(error).__name__}: {error}"
-        release = " ".join(outcome.release) if outcome.release else patch.target
+        release = " ".join(outcome.release) if outcome.release else library.target
+        upstream = self._declarations[id].issue if id in self._declarations else "its upstream bug"
         message = (
-            f"gpushim could not apply {patch.id} to {release} ({outcome.reason}); "
-            f"{patch.target} works as released, without the fix for {patch.issue}"
+            f"gpushim could not apply {id} to {release} ({outcome.reason}); "
+            f"{library.target} works as released, without the fix for {upstream}"
         )
-        _log("error", message)
-        if self._strict:
-            raise PatchError(message) from error
-        _warn(message)
+        report.log("error", message)
+        return message
 
-    def _warn_about_stale_names(self, patch: Patch, site: Site) -> None:
-        """Name module globals that were bound to a wrapped original before patching.
+    def _gate(self, patch: Patch, module: ModuleType | None) -> tuple[str | None, str, Release | None]:
+        """``(state, reason, release)`` when the install decides the patch's state, else ``(None, "", release)``.
 
-        ``from cupy import from_dlpack`` run before a late ``gpushim.patch()``
-        keeps the unpatched function; such names cannot be patched, but the
-        user can be told where they are.
+        Raises :class:`TargetMismatch` when the release cannot be told.
         """
-        originals = {id(original) for original in site.wrapped_originals}
-        replaced = {(id(owner), name) for owner, name in site.owners}
-        stale = sorted(
-            f"{module_name}.{name}"
-            for module_name, module in list(sys.modules.items())
-            for name, value in list(getattr(module, "__dict__", {}).items())
-            if id(value) in originals and (id(module), name) not in replaced
-        )
-        if stale:
-            _warn(
-                f"{patch.id} was applied after {patch.target} was imported; "
-                f"these names still hold the unpatched object: {', '.join(stale)}"
-            )
+        from . import releases
 
-    def status(self) -> list[dict[str, str | None]]:
-        """One record per patch: its declaration, the installed release and its state."""
-        off = switches.disabled(self.ids)
-        records = []
-        for patch in self._patches.values():
-            state, reason, release = _forecast(patch, off)
-            with self._lock:
-                outcome = self._outcomes.get(patch.id)
-            if outcome is not None and outcome.state != PENDING:
-                state, reason = outcome.state, outcome.reason
-                release = outcome.release or release
-            records.append(
-                {
-                    "id": patch.id,
-                    "target": patch.target,
-                    "distribution": release[0] if release else None,
-                    "installed_version": release[1] if release else None,
-                    "affected": patch.affected,
-                    "fixed_in": patch.fixed_in,
-                    "state": state,
-                    "reason": reason,
-                    "upstream": patch.upstream,
-                    "summary": patch.summary,
-                }
-            )
-        return records
+        library = self._libraries[patch.id]
+        found = releases.installed(library.distributions)
+        if not found:
+            return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
+        release = _release_of(module, found)
+        distribution, version = release
+        if not releases.is_affected(version, patch.affected):
+            return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
+        for other, specifier in patch.only_with.items():
+            theirs = releases.installed((other,))
+            if not theirs:
+                return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
+            if not releases.is_affected(_version(theirs[0]), specifier):
+                return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs[0])} is outside", release
+        return None, "", release
+
+    def _forecast(self, id: str, off: set[str]) -> tuple[str, str, Release | None]:
+        """The state a patch not applied here has, or will have once its target is imported."""
+        target = self._libraries[id].target
+        try:
+            state, reason, release = self._gate(self[id], sys.modules.get(target) if is_imported(target) else None)
+        except Exception as error:
+            state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
+        if id in off:
+            return DISABLED, f"{switches.DISABLE} turns it off", release
+        if state is not None:
+            return state, reason, release
+        if is_imported(target):
+            return INACTIVE, f"{target} is imported, and gpushim.patch() was not called in this process", release
+        return INACTIVE, f"gpushim is not active in this process; it would apply when {target} is imported", release
+
+    def record(self, id: str) -> Record:
+        """The status record of patch ``id``: its declaration, the installed release and its state."""
+        library = self._libraries[id]
+        with self._lock:
+            outcome = self._outcomes.get(id)
+        off = {id} if outcome is not None and outcome.state == DISABLED else switches.disabled(self.ids)
+        if outcome is not None and outcome.state not in (PENDING, DISABLED):
+            state, reason, release = outcome.state, outcome.reason, outcome.release
+        else:
+            state, reason, release = self._forecast(id, off)
+            if outcome is not None and state == INACTIVE:
+                state, reason = PENDING, f"applies when {library.target} is imported"
+        try:
+            patch = self[id]
+        except Exception:
+            patch = None
+        return {
+            "id": id,
+            "target": library.target,
+            "distribution": release[0] if release else None,
+            "installed_version": release[1] if release else None,
+            "affected": patch.affected if patch else None,
+            "fixed_in": patch.fixed_in if patch else None,
+            "state": state,
+            "reason": reason,
+            "upstream": patch.upstream if patch else None,
+            "summary": patch.summary if patch else None,
+        }
+
+    def status(self) -> list[Record]:
+        """One record per patch, in id order (see :meth:`record`)."""
+        return [self.record(id) for id in self._libraries]
 
 
-def _release_of(module: Optional[ModuleType], found: list[tuple[str, str]]) -> tuple[str, str]:
+def _version(release: tuple[str, str | None]) -> str:
+    distribution, version = release
+    if not isinstance(version, str):
+        raise TargetMismatch(f"the metadata of {distribution} has no Version")
+    return version
+
+
+def _release_of(module: ModuleType | None, found: list[tuple[str, str | None]]) -> Release:
     """The installed distribution that ``module`` came from.
 
     When the imported module states a ``__version__``, one of the installed
@@ -233,30 +291,40 @@ def _release_of(module: Optional[ModuleType], found: list[tuple[str, str]]) -> t
 
     declared = getattr(module, "__version__", None)
     if not isinstance(declared, str):
-        return found[0]
-    for distribution, version in found:
-        if releases.same_release(version, declared):
-            return distribution, version
-    installed = ", ".join(" ".join(release) for release in found)
-    raise ShapeError(f"{module.__name__}.__version__ is {declared} but the installed distribution says {installed}")
+        return found[0][0], _version(found[0])
+    for release in found:
+        if releases.same_release(_version(release), declared):
+            return release
+    installed = ", ".join(f"{distribution} {version}" for distribution, version in found)
+    raise TargetMismatch(f"{module.__name__}.__version__ is {declared} but the installed distribution says {installed}")
 
 
-def _forecast(patch: Patch, off: set[str]) -> tuple[str, str, Optional[tuple[str, str]]]:
-    """The state a patch has, or will have once its target is imported, read from metadata."""
-    from . import releases
+def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:
+    """Name module globals that were bound to a wrapped original before patching.
 
-    found = releases.installed(patch.distributions)
+    ``from cupy import from_dlpack`` run before a late ``gpushim.patch()``
+    keeps the unpatched function; such names cannot be patched, but the
+    user can be told where they are.  The scan reads each module's own
+    namespace dictionary, never its attributes, so a lazy module loads
+    nothing, and whatever goes wrong ends the scan, never the patching.
+    """
+    from types import ModuleType
+
+    namespace = ModuleType.__dict__["__dict__"].__get__
     try:
-        release = _release_of(sys.modules.get(patch.target), found) if found else None
-    except ShapeError as mismatch:
-        return FAILED, str(mismatch), None
-    if patch.id in off:
-        return DISABLED, f"{switches.DISABLE} turns it off", release
-    if release is None:
-        return NOT_INSTALLED, f"no distribution of {patch.target} is installed", None
-    distribution, version = release
-    if not releases.is_affected(version, patch.affected):
-        return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
-    if is_imported(patch.target):
-        return PENDING, f"{patch.target} is imported but gpushim.patch() has not applied this", release
-    return PENDING, f"applies when {patch.target} is imported", release
+        originals = {id(original) for journal in journals for original in journal.wrapped_originals}
+        replaced = {(id(owner), name) for journal in journals for owner, name, _, _ in journal.entries}
+        stale = []
+        for module_name, module in list(sys.modules.items()):
+            if not issubclass(type(module), ModuleType):
+                continue
+            for name, value in list(namespace(module).items()):
+                if id(value) in originals and (id(module), name) not in replaced:
+                    stale.append(f"{module_name}.{name}")
+    except Exception:
+        return
+    if stale:
+        report.warn(
+            f"gpushim patched {target} after it was imported; "
+            f"these names still hold the unpatched object: {', '.join(sorted(stale))}"
+        )

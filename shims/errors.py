@@ -11,15 +11,17 @@ class GpushimWarning(UserWarning):
 
 
 class PatchError(Exception):
-    """A patch failed; raised only in strict mode (``GPUSHIM_STRICT=1``)."""
+    """One or more patches failed; raised only in strict mode (``GPUSHIM_STRICT=1``)."""
 
 
-class ShapeError(Exception):
-    """What a patch replaces is not shaped as the patch expects.
+class TargetMismatch(Exception):
+    """The installed target is not what the patch was written for.
 
-    Raised from a patch's ``apply`` (directly, or by :class:`gpushim.Site`
-    when an attribute is missing); the patch is then recorded as ``failed``
-    with this message as the reason.
+    Its release cannot be read or disagrees with the module, or what the patch
+    replaces is missing or shaped otherwise.  Raised from a patch's ``apply``
+    (directly, or by :class:`gpushim.Journal` when an attribute is missing) or
+    by the release gate; the patch is then recorded as ``failed`` with this
+    message as the reason.
     """
 
 
@@ -27,6 +29,10 @@ class NotAffected(Exception):
     """This install does not have the bug although its release is in range.
 
     Raised from a patch's ``apply`` before it changes anything, for
-    conditions the release alone does not decide (a NumPy major version,
-    say); the patch is then recorded as ``not-affected`` with this reason.
+    conditions that neither the release nor ``only_with`` decides; the
+    patch is then recorded as ``not-affected`` with this reason.
     """
+
+
+class InvalidDeclaration(Exception):
+    """A patch module does not declare a valid :class:`gpushim.Patch` for its own id."""

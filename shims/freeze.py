@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gpushim
 
-from .engine import APPLIED, PENDING
+from .states import APPLIED, INACTIVE, PENDING
 
 
 def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
@@ -34,7 +34,7 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
                 "patches": [],
             },
         )
-        if record["state"] in (APPLIED, PENDING):
+        if record["state"] in (APPLIED, PENDING, INACTIVE):
             release["patches"].append({"id": record["id"], "state": record["state"]})
     return {"gpushim": gpushim.__version__, "releases": list(releases.values())}
 

@@ -10,6 +10,8 @@ the module's own code has executed.
 from __future__ import annotations
 
 import sys
+
+# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
 from _thread import RLock, _local
 
 TYPE_CHECKING = False
@@ -25,8 +27,26 @@ def is_imported(name: str) -> bool:
     module = sys.modules.get(name)
     if module is None:
         return False
-    spec = getattr(module, "__spec__", None)
-    return not getattr(spec, "_initializing", False)
+    try:
+        return not getattr(module.__spec__, "_initializing", False)
+    except Exception:
+        return True  # no spec to say otherwise: a module put there by hand
+
+
+def _wait_for_import(name: str) -> None:
+    """Return once no other thread is executing the module ``name``.
+
+    Taking and releasing the module's import lock waits for another thread's
+    import to finish; the lock is reentrant, so on the thread that is
+    importing ``name`` (gpushim patched from inside the target's own import)
+    this returns at once, as it does on a deadlock between two imports.
+    """
+    from importlib import _bootstrap
+
+    try:
+        _bootstrap._lock_unlock_module(name)
+    except Exception:
+        pass
 
 
 class _NotifyingLoader:
@@ -51,7 +71,12 @@ class _NotifyingLoader:
 
 
 class PostImportHooks:
-    """A meta path finder holding callbacks for modules not imported yet."""
+    """A meta path finder that calls back whenever a watched module finishes importing.
+
+    A callback stays until it is forgotten, so that a module imported again
+    (removed from ``sys.modules`` first) is called back for again; the
+    finder leaves ``sys.meta_path`` once it watches nothing.
+    """
 
     def __init__(self) -> None:
         self._callbacks: dict[str, list[Callback]] = {}
@@ -60,27 +85,36 @@ class PostImportHooks:
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` once ``name`` has been imported, or now if it has.
+        """Run ``callback(module)`` whenever ``name`` finishes importing, and now if it has.
 
-        A module that is executing already (imported by another thread, say) was found
-        before this finder knew of it, so no loader of its will call back; the callbacks
-        then run at the first import of anything after it has finished.
+        A module that another thread is executing was found before this finder knew
+        of it, so no loader of its will call back: this waits for that import to end.
+        One that this very thread is executing (its import led here) calls back at the
+        first import of anything after it has finished.
         """
+        if name in sys.modules and not is_imported(name):
+            _wait_for_import(name)
         with self._lock:
+            self._callbacks.setdefault(name, []).append(callback)
+            if self not in sys.meta_path:
+                sys.meta_path.insert(0, self)
             if not is_imported(name):
-                self._callbacks.setdefault(name, []).append(callback)
                 if name in sys.modules:
                     self._executing.add(name)
-                if self not in sys.meta_path:
-                    sys.meta_path.insert(0, self)
                 return
         callback(sys.modules[name])
 
     def forget(self, name: str, callback: Callback) -> None:
+        """Drop ``callback``, and this finder from ``sys.meta_path`` once it watches nothing."""
         with self._lock:
             callbacks = self._callbacks.get(name, [])
             if callback in callbacks:
                 callbacks.remove(callback)
+            if not callbacks:
+                self._callbacks.pop(name, None)
+                self._executing.discard(name)
+            if not self._callbacks and self in sys.meta_path:
+                sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path=None, target=None):
         if self._executing:
@@ -120,13 +154,20 @@ class PostImportHooks:
             self._executed(name)
 
     def _executed(self, name: str) -> None:
+        """Run every callback for ``name``; an exception (strict mode) is raised after the last one ran."""
+        module = sys.modules.get(name)
+        if module is None:
+            return  # its import failed after all
         with self._lock:
-            callbacks = self._callbacks.pop(name, [])
-            if not self._callbacks and self in sys.meta_path:
-                sys.meta_path.remove(self)
-        module = sys.modules[name]
+            callbacks = list(self._callbacks.get(name, ()))
+        first_error = None
         for callback in callbacks:
-            callback(module)
+            try:
+                callback(module)
+            except BaseException as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
 
 
 hooks = PostImportHooks()

@@ -3,14 +3,14 @@
 They are read each time :func:`gpushim.patch` runs, never cached, so that a
 launcher or a test can change them.  An invalid value is reported with a
 :class:`GpushimWarning` and otherwise ignored: a typo in a variable must not
-make ``import gpushim.auto`` fail.
+make ``import gpushim.auto`` fail, whatever the warning filters say.
 """
 
 from __future__ import annotations
 
 import os
 
-from .errors import GpushimWarning
+from .report import shorten, warn
 
 DISABLE = "GPUSHIM_DISABLE"
 STRICT = "GPUSHIM_STRICT"
@@ -23,17 +23,12 @@ _FALSE = {"", "0", "false", "no", "off"}
 _LOG_LEVELS = ("debug", "info", "warning")
 
 
-def _warn(message: str) -> None:
-    import warnings
-
-    warnings.warn(message, GpushimWarning, stacklevel=4)
-
-
 def disabled(ids: list[str]) -> set[str]:
     """The ids among ``ids`` that ``GPUSHIM_DISABLE`` turns off.
 
-    It holds a comma-separated list of patch ids or shell-style globs
-    (``cupy.*``); ``1``, ``all`` or ``*`` turn off every patch.
+    It holds a comma-separated list of patch ids, library names (``warp``
+    for ``warp.*``) or shell-style globs (``cupy.fuse_*``); ``1``, ``all``
+    or ``*`` turn off every patch.
     """
     value = os.environ.get(DISABLE, "").strip()
     if value.lower() in _EVERYTHING:
@@ -45,9 +40,9 @@ def disabled(ids: list[str]) -> set[str]:
 
     off = set()
     for pattern in patterns:
-        matches = {id for id in ids if fnmatchcase(id, pattern)}
+        matches = {id for id in ids if fnmatchcase(id, pattern) or id.startswith(f"{pattern}.")}
         if not matches:
-            _warn(f"{DISABLE}: {pattern!r} matches no gpushim patch; known ids: {', '.join(ids)}")
+            warn(f"{DISABLE}: {shorten(pattern)} matches no gpushim patch; known ids: {', '.join(ids)}")
         off |= matches
     return off
 
@@ -57,7 +52,7 @@ def _flag(name: str, when_invalid: str) -> bool:
     if value in _TRUE:
         return True
     if value not in _FALSE:
-        _warn(f"{name}={value!r} is not one of 1 or 0; {when_invalid}")
+        warn(f"{name}={shorten(value)} is not one of 1 or 0; {when_invalid}")
     return False
 
 
@@ -77,13 +72,15 @@ def configure_logging() -> None:
     if not value:
         return
     if value not in _LOG_LEVELS:
-        _warn(f"{LOG}={value!r} is not one of {', '.join(_LOG_LEVELS)}; ignored")
+        warn(f"{LOG}={shorten(value)} is not one of {', '.join(_LOG_LEVELS)}; ignored")
         return
     import logging
 
-    logger = logging.getLogger("gpushim")
-    logger.setLevel(value.upper())
-    if not logger.handlers:
+    from .report import logger
+
+    gpushim = logger()
+    gpushim.setLevel(value.upper())
+    if not any(type(handler) is logging.StreamHandler for handler in gpushim.handlers):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("gpushim %(levelname)s: %(message)s"))
-        logger.addHandler(handler)
+        gpushim.addHandler(handler)

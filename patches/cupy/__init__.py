@@ -1,5 +1,6 @@
 """Patches for CuPy: every distribution that installs the ``cupy`` module."""
 
+TARGET = "cupy"
 DISTRIBUTIONS = (
     "cupy-cuda12x",
     "cupy-cuda11x",

@@ -39,13 +39,10 @@ the call on.  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned``
 
 from __future__ import annotations
 
-from gpushim import Patch, ShapeError
-from gpushim.patches.cupy import DISTRIBUTIONS
+from gpushim import Patch, TargetMismatch
 
 patch = Patch(
     id="cupy.from_dlpack_unsupported_dtype",
-    target="cupy",
-    distributions=DISTRIBUTIONS,
     affected=">=12.0.0,<13.4.0",
     fixed_in="13.4.0",
     issue="cupy/cupy#8801",
@@ -104,14 +101,14 @@ def _sole_argument(args: tuple, kwargs: dict, name: str):
 
 
 @patch.applier
-def _apply(cupy, site):
+def _apply(cupy, journal):
     import ctypes
     import warnings
 
     from cupy._core import dlpack
 
     if not callable(getattr(dlpack, "DLPackMemory", None)):
-        raise ShapeError("cupy._core.dlpack has no DLPackMemory: not the conversion this patch knows")
+        raise TargetMismatch("cupy._core.dlpack has no DLPackMemory: not the conversion this patch knows")
     # An own handle: argtypes set on ctypes.pythonapi would be shared with every other user.
     api = ctypes.PyDLL(None)
     is_valid, set_name = api.PyCapsule_IsValid, api.PyCapsule_SetName
@@ -138,7 +135,7 @@ def _apply(cupy, site):
             raise
 
     owners = (cupy, cupy._core, dlpack)
-    patched_from_dlpack = site.wrap(owners, "from_dlpack", from_dlpack)
+    patched_from_dlpack = journal.wrap(owners, "from_dlpack", from_dlpack)
 
     def fromDlpack(wrapped, instance, args, kwargs):  # noqa: N802  (CuPy's name)
         """CuPy's warning, then the conversion ``from_dlpack`` does for a capsule.
@@ -152,7 +149,7 @@ def _apply(cupy, site):
         warnings.warn("This function is deprecated in favor of cupy.from_dlpack", DeprecationWarning, stacklevel=2)
         return patched_from_dlpack(dltensor)
 
-    site.wrap(owners, "fromDlpack", fromDlpack)
+    journal.wrap(owners, "fromDlpack", fromDlpack)
 
 
 @patch.prober

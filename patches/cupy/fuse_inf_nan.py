@@ -31,13 +31,11 @@ written bare; that is the fixed release's behaviour, kept on purpose.
 
 from __future__ import annotations
 
-from gpushim import Patch, ShapeError
-from gpushim.patches.cupy import DISTRIBUTIONS, untouched_memory
+from gpushim import Patch, TargetMismatch
+from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_inf_nan",
-    target="cupy",
-    distributions=DISTRIBUTIONS,
     affected=">=12.0.0,<13.4.1",
     fixed_in="13.4.1",
     issue="cupy/cupy#9005",
@@ -47,16 +45,16 @@ patch = Patch(
 
 
 @patch.applier
-def _apply(cupy, site):
+def _apply(cupy, journal):
     from cupy._core import _fusion_variable, _scalar
 
     scalar = _fusion_variable._TraceScalar
     released = vars(scalar).get("var_name")
     if not isinstance(released, property) or released.fget is None:
-        raise ShapeError("cupy._core._fusion_variable._TraceScalar.var_name is not a property")
+        raise TargetMismatch("cupy._core._fusion_variable._TraceScalar.var_name is not a property")
     cuda_scalar_repr = getattr(_scalar, "_get_cuda_scalar_repr", None)
     if not callable(cuda_scalar_repr):
-        raise ShapeError("cupy._core._scalar._get_cuda_scalar_repr is missing")
+        raise TargetMismatch("cupy._core._scalar._get_cuda_scalar_repr is missing")
     released_name = released.fget
 
     def var_name(self):
@@ -65,7 +63,13 @@ def _apply(cupy, site):
         return cuda_scalar_repr(self.const_value, self.dtype)
 
     var_name.__qualname__ = f"{scalar.__qualname__}.var_name"
-    site.replace(scalar, "var_name", property(var_name, doc=f"CUDA name of the scalar (patched by {patch.id})"))
+    patched = _PatchedProperty(var_name, doc=f"CUDA name of the scalar (patched by {patch.id})")
+    patched.__wrapped__ = released
+    journal.replace(scalar, "var_name", patched)
+
+
+class _PatchedProperty(property):
+    """A property that keeps the one it replaced as ``__wrapped__``, as every replacement does."""
 
 
 @patch.prober

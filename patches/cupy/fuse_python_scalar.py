@@ -39,18 +39,17 @@ the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
 
 from __future__ import annotations
 
-from gpushim import NotAffected, Patch, ShapeError
-from gpushim.patches.cupy import DISTRIBUTIONS, untouched_memory
+from gpushim import Patch, TargetMismatch
+from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",
-    target="cupy",
-    distributions=DISTRIBUTIONS,
     affected=">=13.2.0,<13.4.1",
     fixed_in="13.4.1",
     issue="cupy/cupy#8536",
     fix="cupy/cupy#9012 (hot-fix #9016)",
     summary="cupy.fuse raises TypeError from numpy.can_cast on Python scalar constants under NumPy 2.",
+    only_with={"numpy": ">=2"},
 )
 
 
@@ -66,6 +65,10 @@ class _NumPyForFusion:
         # Looked up on every use, so NumPy's attributes are never copied or stale.
         return getattr(self._numpy, name)
 
+    @property
+    def __wrapped__(self):
+        return self._numpy
+
     def can_cast(self, from_, to, casting="safe"):
         numpy = self._numpy
         if casting == "safe" and isinstance(from_, (int, float, complex, numpy.generic)):
@@ -78,19 +81,17 @@ class _NumPyForFusion:
 
 
 @patch.applier
-def _apply(cupy, site):
+def _apply(cupy, journal):
     import importlib
 
     import numpy
 
-    if int(numpy.__version__.split(".")[0]) < 2:
-        raise NotAffected(f"NumPy {numpy.__version__} < 2 still accepts Python scalars in can_cast")
     fusion = importlib.import_module("cupy._core.fusion")
     if getattr(fusion, "numpy", None) is not numpy:
-        raise ShapeError("cupy._core.fusion.numpy is not the NumPy module")
+        raise TargetMismatch("cupy._core.fusion.numpy is not the NumPy module")
     if not callable(getattr(getattr(fusion, "_FusionHistory", None), "call_ufunc", None)):
-        raise ShapeError("cupy._core.fusion._FusionHistory.call_ufunc is missing")
-    site.replace(fusion, "numpy", _NumPyForFusion(numpy))
+        raise TargetMismatch("cupy._core.fusion._FusionHistory.call_ufunc is missing")
+    journal.replace(fusion, "numpy", _NumPyForFusion(numpy))
 
 
 @patch.prober

@@ -1,5 +1,6 @@
 """Patches for NVIDIA DALI: the ``nvidia.dali`` module and its CUDA-specific distributions."""
 
+TARGET = "nvidia.dali"
 DISTRIBUTIONS = (
     "nvidia-dali-cuda120",
     "nvidia-dali-cuda110",

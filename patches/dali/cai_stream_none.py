@@ -35,13 +35,10 @@ Nightly and weekly builds are gated by their version like releases; their
 
 from __future__ import annotations
 
-from gpushim import Patch, ShapeError
-from gpushim.patches.dali import DISTRIBUTIONS
+from gpushim import Patch, TargetMismatch
 
 patch = Patch(
     id="dali.cai_stream_none",
-    target="nvidia.dali",
-    distributions=DISTRIBUTIONS,
     affected=">=1.32.0,<1.37.0",
     fixed_in="1.37.0",
     issue="NVIDIA/DALI#5423",
@@ -121,7 +118,7 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
 
 
 @patch.applier
-def _apply(dali, site):
+def _apply(dali, journal):
     from nvidia.dali import backend_impl, tensors
 
     for name, earlier_overloads in (
@@ -130,10 +127,10 @@ def _apply(dali, site):
     ):
         cls = getattr(backend_impl, name, None)
         if cls is None or getattr(tensors, name, None) is not cls:
-            raise ShapeError(f"nvidia.dali.tensors.{name} is not nvidia.dali.backend_impl.{name}")
+            raise TargetMismatch(f"nvidia.dali.tensors.{name} is not nvidia.dali.backend_impl.{name}")
         if "__init__" not in vars(cls):
-            raise ShapeError(f"{name} does not define its own __init__")
-        site.wrap(cls, "__init__", _constructor_wrapper(earlier_overloads))
+            raise TargetMismatch(f"{name} does not define its own __init__")
+        journal.wrap(cls, "__init__", _constructor_wrapper(earlier_overloads))
 
 
 @patch.prober

@@ -33,12 +33,9 @@ that is another behaviour change, not this bug, and is not backported here.
 from __future__ import annotations
 
 from gpushim import Patch
-from gpushim.patches.warp import DISTRIBUTIONS
 
 patch = Patch(
     id="warp.cai_missing_strides",
-    target="warp",
-    distributions=DISTRIBUTIONS,
     affected=">=1.6.0,<1.6.1",
     fixed_in="1.6.1",
     issue="NVIDIA/warp#523",
@@ -47,7 +44,7 @@ patch = Patch(
 )
 
 # The parameters of array._init_from_data in the releases this patch reads; the
-# wrapper hands them back positionally, so a different signature is a ShapeError.
+# wrapper hands them back positionally, so a different signature is a TargetMismatch.
 _PARAMETERS = ("self", "data", "dtype", "shape", "device", "copy", "pinned")
 
 
@@ -79,21 +76,21 @@ def _split(data, dtype, shape, device, copy, pinned):
 
 
 @patch.applier
-def _apply(warp, site):
+def _apply(warp, journal):
     import inspect
 
     import numpy as np
 
-    from gpushim import ShapeError
+    from gpushim import TargetMismatch
 
     types = warp.types
     array = types.array
     for name in ("strides_from_shape", "np_dtype_to_warp_type", "Any"):
         if not hasattr(types, name):
-            raise ShapeError(f"warp.types has no {name}")
+            raise TargetMismatch(f"warp.types has no {name}")
     parameters = tuple(inspect.signature(vars(array)["_init_from_data"]).parameters)
     if parameters != _PARAMETERS:
-        raise ShapeError(f"warp.types.array._init_from_data takes {parameters}, expected {_PARAMETERS}")
+        raise TargetMismatch(f"warp.types.array._init_from_data takes {parameters}, expected {_PARAMETERS}")
 
     strides_from_shape = types.strides_from_shape
     np_dtype_to_warp_type = types.np_dtype_to_warp_type
@@ -136,7 +133,7 @@ def _apply(warp, site):
             if getattr(instance, "_ref", None) is stand_in:
                 instance._ref = data
 
-    site.wrap(array, "_init_from_data", init_from_data)
+    journal.wrap(array, "_init_from_data", init_from_data)
 
 
 @patch.prober

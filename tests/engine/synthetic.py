@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 from gpushim import Patch
+from gpushim.catalogue import Library
 from gpushim.engine import Registry
 
 _serial = itertools.count()
@@ -60,31 +61,49 @@ def add_one_more(wrapped, instance, args, kwargs):
     return wrapped(*args, **kwargs) + 1
 
 
-def make_patch(target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute"):
+class SyntheticPatch:
+    """A patch declaration with the library facts its folder's ``__init__`` would state."""
+
+    def __init__(self, patch, target, distributions):
+        self.patch, self.target, self.distributions = patch, target, distributions
+
+
+def make_patch(target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute", only_with=None):
     """A patch of ``target.compute`` (unless ``apply`` says otherwise) for releases in ``affected``."""
     patch = Patch(
         id=id,
-        target=target.name,
-        distributions=distributions or (target.distribution,),
         affected=affected,
         fixed_in="2.0",
         issue="synth/synth#1",
         fix="synth/synth#2",
         summary="compute() is one short",
+        only_with=only_with,
     )
 
     @patch.applier
-    def wrap_compute(module, site):
-        site.wrap(module, "compute", add_one_more)
+    def wrap_compute(module, journal):
+        journal.wrap(module, "compute", add_one_more)
+
+    @patch.prober
+    def probe():
+        return None
 
     if apply is not None:
         patch.applier(apply)
-    return patch
+    return SyntheticPatch(patch, target.name, distributions or (target.distribution,))
 
 
-def registry_for(*patches):
-    return Registry(patches)
+def registry_for(*synthetic):
+    """A registry of in-memory libraries, one per target and distributions, holding these patches."""
+    groups = {}
+    for item in synthetic:
+        groups.setdefault((item.target, item.distributions), []).append(item.patch)
+    libraries = [
+        Library("synth", target, distributions, [patch.id for patch in patches], {p.id: p for p in patches}.__getitem__)
+        for (target, distributions), patches in groups.items()
+    ]
+    return Registry(libraries)
 
 
 def state_of(registry, id="synth.compute"):
-    return next(record for record in registry.status() if record["id"] == id)
+    return registry.record(id)

@@ -31,7 +31,7 @@ def test_a_release_is_listed_with_its_target_and_version(target):
                 "distribution": "synthlib-cuda12",
                 "version": "1.5.0",
                 "target": target.name,
-                "patches": [{"id": "synth.compute", "state": "pending"}],
+                "patches": [{"id": "synth.compute", "state": "inactive"}],
             }
         ],
     }
@@ -84,5 +84,5 @@ def test_the_command_reports_releases_as_installed_without_importing_them(tmp_pa
         "distribution": "warp-lang",
         "version": "1.6.0",
         "target": "warp",
-        "patches": [{"id": "warp.cai_missing_strides", "state": "pending"}],
+        "patches": [{"id": "warp.cai_missing_strides", "state": "inactive"}],
     }

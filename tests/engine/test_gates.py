@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpushim import GpushimWarning, NotAffected, PatchError, ShapeError
+from gpushim import GpushimWarning, NotAffected, PatchError, TargetMismatch
 from tests.engine.synthetic import Target, make_patch, registry_for, state_of
 
 
@@ -58,8 +58,8 @@ def test_a_module_version_that_contradicts_the_metadata_fails(syspath):
 
 
 def test_a_missing_attribute_fails_and_the_import_still_succeeds(target):
-    def wrap_missing(module, site):
-        site.wrap(module, "no_such_function", lambda wrapped, instance, args, kwargs: None)
+    def wrap_missing(module, journal):
+        journal.wrap(module, "no_such_function", lambda wrapped, instance, args, kwargs: None)
 
     registry = registry_for(make_patch(target, apply=wrap_missing))
     registry.patch()
@@ -72,8 +72,8 @@ def test_a_missing_attribute_fails_and_the_import_still_succeeds(target):
 
 
 def test_strict_mode_turns_a_failure_into_an_import_error(target, monkeypatch):
-    def refuse(module, site):
-        raise ShapeError("compute() has an unexpected signature")
+    def refuse(module, journal):
+        raise TargetMismatch("compute() has an unexpected signature")
 
     monkeypatch.setenv("GPUSHIM_STRICT", "1")
     registry_for(make_patch(target, apply=refuse)).patch()
@@ -82,7 +82,7 @@ def test_strict_mode_turns_a_failure_into_an_import_error(target, monkeypatch):
 
 
 def test_any_exception_in_an_applier_fails_open(target):
-    def crash(module, site):
+    def crash(module, journal):
         raise RuntimeError("bug in the patch")
 
     registry = registry_for(make_patch(target, apply=crash))
@@ -95,9 +95,9 @@ def test_any_exception_in_an_applier_fails_open(target):
 def test_a_failure_midway_undoes_what_the_applier_already_replaced(target):
     original = target.import_().compute
 
-    def half(module, site):
-        site.wrap(module, "compute", lambda wrapped, instance, args, kwargs: 0)
-        raise ShapeError("second half missing")
+    def half(module, journal):
+        journal.wrap(module, "compute", lambda wrapped, instance, args, kwargs: 0)
+        raise TargetMismatch("second half missing")
 
     with pytest.warns(GpushimWarning):
         registry_for(make_patch(target, apply=half)).patch()
@@ -105,7 +105,7 @@ def test_a_failure_midway_undoes_what_the_applier_already_replaced(target):
 
 
 def test_an_applier_can_declare_the_install_not_affected(target):
-    def numpy_one(module, site):
+    def numpy_one(module, journal):
         raise NotAffected("NumPy 1.x does not have the bug")
 
     registry = registry_for(make_patch(target, apply=numpy_one))

@@ -73,8 +73,8 @@ def test_unpatch_restores_every_module_the_original_was_set_on(target):
     original = module.compute
     extra = __import__(f"{target.name}.extra", fromlist=["compute"])
 
-    def wrap_both(module, site):
-        site.wrap([module, extra], "compute", lambda wrapped, instance, args, kwargs: 0)
+    def wrap_both(module, journal):
+        journal.wrap([module, extra], "compute", lambda wrapped, instance, args, kwargs: 0)
 
     registry = registry_for(make_patch(target, apply=wrap_both))
     registry.patch()
@@ -87,8 +87,8 @@ def test_methods_on_classes_are_wrapped_and_restored(target):
     module = target.import_()
     original = vars(module.Widget)["size"]
 
-    def wrap_method(module, site):
-        site.wrap(module.Widget, "size", lambda wrapped, instance, args, kwargs: wrapped() * 10)
+    def wrap_method(module, journal):
+        journal.wrap(module.Widget, "size", lambda wrapped, instance, args, kwargs: wrapped() * 10)
 
     registry = registry_for(make_patch(target, apply=wrap_method))
     registry.patch()
@@ -100,9 +100,9 @@ def test_methods_on_classes_are_wrapped_and_restored(target):
 def test_concurrent_first_imports_apply_the_patch_once(target):
     calls = []
 
-    def counting_apply(module, site):
+    def counting_apply(module, journal):
         calls.append(module)
-        site.wrap(module, "compute", lambda wrapped, instance, args, kwargs: wrapped(*args) + 1)
+        journal.wrap(module, "compute", lambda wrapped, instance, args, kwargs: wrapped(*args) + 1)
 
     registry_for(make_patch(target, apply=counting_apply)).patch()
     barrier = threading.Barrier(8)

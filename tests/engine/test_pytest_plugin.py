@@ -71,7 +71,7 @@ def test_the_header_line_opens_the_session(run_pytest):
     finished = run_pytest("def test_nothing():\n    pass\n")
     line = next(line for line in finished.stdout.splitlines() if line.startswith("gpushim "))
     assert line.startswith(f"gpushim {gpushim.__version__}: ")
-    assert "warp-lang 1.6.0 (warp.cai_missing_strides pending)" in line
+    assert "warp-lang 1.6.0 (warp.cai_missing_strides inactive)" in line
 
 
 def test_the_fixture_gives_the_status_records_by_id(run_pytest):
@@ -115,7 +115,7 @@ def test_strict_fails_the_session_when_the_tests_let_a_failed_patch_pass(run_pyt
     finished = run_pytest(swallows, "--gpushim", "--gpushim-strict")
     assert finished.returncode == pytest.ExitCode.TESTS_FAILED
     assert "1 passed" in finished.stdout
-    assert "gpushim --gpushim-strict: warp.cai_missing_strides failed: ShapeError: " in finished.stdout
+    assert "gpushim --gpushim-strict: warp.cai_missing_strides failed: TargetMismatch: " in finished.stdout
 
 
 def test_strict_holds_for_the_session_s_subprocesses(run_pytest):

@@ -19,9 +19,16 @@ def test_a_status_record_holds_the_declaration_and_the_release(target):
         "installed_version": "1.5.0",
         "affected": ">=1.0,<2.0",
         "fixed_in": "2.0",
-        "state": "pending",
+        "state": "inactive",
         "upstream": "synth/synth#1, fixed by synth/synth#2",
     }
+
+
+def test_a_patch_is_inactive_until_patch_is_called_and_pending_after(target):
+    registry = registry_for(make_patch(target))
+    assert state_of(registry)["state"] == "inactive"
+    registry.patch()
+    assert state_of(registry)["state"] == "pending"
 
 
 def test_status_never_imports_the_target(target):
@@ -49,19 +56,3 @@ def test_auto_imports_nothing_heavy():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
-
-
-def test_cli_status_json_lists_every_patch_without_importing_targets():
-    result = run_python(
-        "import sys; from gpushim.cli import main; main(['status', '--json']);"
-        "assert not {'cupy', 'warp', 'nvidia.dali'} & set(sys.modules)"
-    )
-    assert result.returncode == 0, result.stderr
-    ids = [record["id"] for record in json.loads(result.stdout)]
-    assert ids == [
-        "cupy.from_dlpack_unsupported_dtype",
-        "cupy.fuse_python_scalar",
-        "cupy.fuse_inf_nan",
-        "dali.cai_stream_none",
-        "warp.cai_missing_strides",
-    ]

@@ -1,0 +1,160 @@
+"""Where a patch changed things, so that it can be undone exactly.
+
+A :class:`Journal` is handed to a patch's ``apply``.  Every replacement goes
+through it and is recorded with the object it replaced, so ``unpatch()``
+puts back the identical original on every module or class it was set on.
+Whatever a patch puts in place keeps what it replaced as ``__wrapped__``.
+"""
+
+from __future__ import annotations
+
+from .errors import TargetMismatch
+
+TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Callable, Union
+
+    Owners = Union[object, Sequence[object]]
+
+_ABSENT = object()
+_PatchedFunction = None  # made by _wrapper_type() once a patch wraps something
+
+
+def _as_sequence(owners: Owners) -> Sequence[object]:
+    return owners if isinstance(owners, (list, tuple)) else (owners,)
+
+
+def _describe(owner: object) -> str:
+    return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", repr(owner))
+
+
+def _unpatched(value: object) -> object:
+    """``value``, or the original behind it if it is a wrapper an earlier application left behind.
+
+    A module imported again binds what its submodules held at that moment,
+    which can be the wrapper of the application being replaced.
+    """
+    while _PatchedFunction is not None and isinstance(value, _PatchedFunction):
+        value = value.__wrapped__
+    return value
+
+
+def _own_attribute(owner: object, name: str) -> object:
+    """The object ``owner`` holds under ``name``, without running descriptors.
+
+    Looked up in the owner's own ``__dict__`` first so that a class keeps the
+    very function, property or descriptor it had; an inherited one is read
+    through ``getattr`` and marked so undo deletes rather than re-sets it.
+    """
+    try:
+        return _unpatched(vars(owner)[name])
+    except (TypeError, KeyError):
+        pass
+    try:
+        getattr(owner, name)
+    except AttributeError:
+        raise TargetMismatch(f"{_describe(owner)} has no attribute {name!r}") from None
+    return _ABSENT
+
+
+class _Reference:
+    """Pickles as the module it names, loaded by ``importlib.import_module`` on the other side."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __reduce__(self):
+        import importlib
+
+        return importlib.import_module, (self.name,)
+
+
+def _wrapper_type():
+    """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
+    global _PatchedFunction
+    if _PatchedFunction is not None:
+        return _PatchedFunction
+    import wrapt
+
+    class PatchedFunction(wrapt.FunctionWrapper):
+        """A wrapt wrapper that pickles and copies as the attribute it replaced.
+
+        The original pickles by reference to where it was defined; this one
+        pickles by reference to where the patch put it, so that loading gives
+        the patched object back, and copies to itself as a function does.  An
+        original that cannot be pickled makes this fail in the same way.
+        """
+
+        def __reduce_ex__(self, protocol):
+            import pickle
+
+            pickle.dumps(self.__wrapped__, protocol)
+            owner, name = self._self_home
+            if isinstance(owner, type(pickle)):
+                owner = _Reference(owner.__name__)
+            return getattr, (owner, name)
+
+        def __copy__(self):
+            return self
+
+        def __deepcopy__(self, memo):
+            return self
+
+    _PatchedFunction = PatchedFunction
+    return PatchedFunction
+
+
+class Journal:
+    """The replacements one application of a patch made."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[object, str, object, object]] = []
+
+    def replace(self, owners: Owners, name: str, new: object) -> object:
+        """Bind ``name`` to ``new`` on each owner, remembering what was there."""
+        owners = _as_sequence(owners)
+        originals = [_own_attribute(owner, name) for owner in owners]
+        for owner, original in zip(owners, originals):
+            setattr(owner, name, new)
+            self.entries.append((owner, name, original, new))
+        return new
+
+    def wrap(
+        self,
+        owners: Owners,
+        name: str,
+        wrapper: Callable[[Any, Any, tuple, dict], Any],
+    ) -> object:
+        """Wrap the callable every owner binds to ``name`` with one wrapt wrapper.
+
+        All owners must hold the same object: a wrapper that replaced only
+        some of its bindings would leave the bug reachable through the rest.
+        The installed wrapper exposes the original as ``__wrapped__``.
+        """
+        owners = _as_sequence(owners)
+        original = _own_attribute(owners[0], name)
+        if original is _ABSENT:
+            original = _unpatched(getattr(owners[0], name))
+        for owner in owners[1:]:
+            other = _unpatched(getattr(owner, name, _ABSENT))
+            if other is not original:
+                raise TargetMismatch(f"{_describe(owner)}.{name} is not {_describe(owners[0])}.{name}")
+        patched = _wrapper_type()(original, wrapper)
+        patched._self_home = (owners[0], name)
+        return self.replace(owners, name, patched)
+
+    @property
+    def wrapped_originals(self) -> list[object]:
+        return [new.__wrapped__ for _, _, _, new in self.entries if isinstance(new, _wrapper_type())]
+
+    def undo(self) -> None:
+        """Put every original back, latest replacement first."""
+        while self.entries:
+            owner, name, original, _ = self.entries.pop()
+            if original is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)

@@ -1,0 +1,71 @@
+"""How gpushim tells the user what happened, without ever breaking their program.
+
+A warning points at the user's own line (the ``import cupy`` that triggered a
+patch, say), not at gpushim or the import machinery.  When the warning
+filters turn it into an exception (``python -W error``, pytest's
+``filterwarnings = error``) it is dropped: the failure is still in
+``gpushim.status()`` and in the log, and only ``GPUSHIM_STRICT=1`` may make
+gpushim raise.  Messages go to the ``gpushim`` logger only once the program
+has imported :mod:`logging` (nothing can listen before that, and importing
+it would cost the target's import); the logger has a ``NullHandler`` so that
+an unconfigured program sees each failure once, as a warning, rather than
+again through logging's last-resort handler.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .errors import GpushimWarning
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LONGEST_VALUE = 200
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith((_HERE, "<frozen importlib")) or "importlib" + os.sep in filename
+
+
+def _stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside gpushim and importlib, for :func:`warnings.warn`."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
+
+
+def warn(message: str) -> None:
+    """Warn with :class:`GpushimWarning` at the user's line; never raise."""
+    import warnings
+
+    try:
+        warnings.warn(message, GpushimWarning, stacklevel=_stacklevel())
+    except Exception:
+        pass
+
+
+def logger():
+    import logging
+
+    gpushim = logging.getLogger("gpushim")
+    if not gpushim.handlers:
+        gpushim.addHandler(logging.NullHandler())
+    return gpushim
+
+
+def log(level: str, message: str) -> None:
+    """``message`` to the ``gpushim`` logger, if anything can be listening to it."""
+    if "logging" not in sys.modules:
+        return
+    try:
+        getattr(logger(), level)(message)
+    except Exception:
+        pass
+
+
+def shorten(value: str) -> str:
+    """``value`` as a message quotes it: a switch can hold kilobytes."""
+    if len(value) <= _LONGEST_VALUE:
+        return repr(value)
+    return f"{value[:_LONGEST_VALUE]!r}... ({len(value)} characters)"
