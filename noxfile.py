@@ -25,7 +25,6 @@ nox.options.reuse_venv = "yes"
 ARTEFACTS = ROOT / ".artefacts"
 TEST_TOOLS = ["pytest", "hypothesis"]
 CELLS = load_cells()
-AFFECTED_CELLS = [name for name, spec in CELLS.items() if spec["applied"]]
 
 
 def split_posargs(posargs: list[str]) -> tuple[list[str], list[str]]:
@@ -53,9 +52,9 @@ def lint(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("wrapt", ["1.17.3", "2.5.2"])
 def tests(session: nox.Session, wrapt: str) -> None:
-    """The engine against synthetic targets, with wrapt 1.x and 2.x."""
+    """The engine against synthetic targets, with wrapt 1.x and 2.x, and the catalogue's declarations."""
     session.install(".", f"wrapt=={wrapt}", *TEST_TOOLS)
-    session.run("pytest", "tests/engine", *session.posargs)
+    session.run("pytest", "tests/engine", "tests/catalogue", *session.posargs)
     session.run("python", "benchmarks/bench_import.py")
 
 
@@ -83,18 +82,14 @@ def save_selftest(session: nox.Session, cell: str) -> None:
 @nox.session
 @nox.parametrize("cell", list(CELLS))
 def matrix(session: nox.Session, cell: str) -> None:
-    """One release cell: its library's tests, the patch states it expects, self-test, benchmarks."""
+    """One release cell: the contract of every patch, its library's tests, the derived states, self-test, benchmarks."""
     spec = install_cell(session, cell)
     for old in ARTEFACTS.glob(f"cells/{cell}.*"):
         old.unlink()
     junit = ARTEFACTS / "cells" / f"{cell}.xml"
-    session.run("pytest", spec["tests"], f"--junitxml={junit}", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
-    run_into(
-        session, ARTEFACTS / "cells" / f"{cell}.states.json",
-        "python", "-m", "tests.matrix.cell_states",
-        "--applied", ",".join(spec["applied"]),
-        "--not-affected", ",".join(spec["not-affected"]),
-    )  # fmt: skip
+    env = {"GPUSHIM_ARTEFACTS": str(ARTEFACTS)}
+    session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", env=env)
+    run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "tests.matrix.cell_states")
     save_selftest(session, cell)
     for index, benchmark in enumerate(spec["benchmarks"]):
         run_into(session, ARTEFACTS / "cells" / f"{cell}.bench{index}.txt", "python", benchmark)
@@ -110,18 +105,18 @@ def compare(session: nox.Session) -> None:
 
 
 @nox.session(tags=["demo"])
-@nox.parametrize("cell", AFFECTED_CELLS)
+@nox.parametrize("cell", list(CELLS))
 def selftest(session: nox.Session, cell: str) -> None:
-    """``python -m gpushim selftest`` in one affected release cell, saved for the demo table."""
+    """``python -m gpushim selftest`` in one release cell, saved for the demo table."""
     install_cell(session, cell)
     save_selftest(session, cell)
 
 
 @nox.session(tags=["demo"])
 def demo(session: nox.Session) -> None:
-    """The self-test of every affected cell as one table: the bug without gpushim, and with it."""
+    """The self-test of every cell as one table: each bug without gpushim, and with it."""
     session.install(".")
-    session.run("python", "-m", "tests.matrix.results", "--demo", *AFFECTED_CELLS)
+    session.run("python", "-m", "tests.matrix.results", "--demo", *CELLS)
 
 
 @nox.session

@@ -1,43 +1,78 @@
-"""Prints what ``import gpushim.auto`` costs in a bare interpreter.
+"""Prints what ``import gpushim.auto`` costs in a bare interpreter, with 5, 50 and 500 patches.
 
 The budget is 5 ms, the median of the cumulative figure ``python -X importtime``
-reports for ``gpushim.auto``, importing no GPU or array library.
+reports for ``gpushim.auto``, importing no GPU or array library, however many
+patches there are.  The larger catalogues are a temporary copy of the
+installed package with generated patch modules in a library folder of their
+own, put first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
+
+import gpushim
+import gpushim.patches
 
 RUNS = 21
 BUDGET_US = 5000
+SIZES = (50, 500)
+
+GENERATED = """from gpushim import Patch
+
+patch = Patch(id="generated.patch_{index}", affected="<1", fixed_in="1", issue="-", fix="-", summary="-")
+"""
 
 
-# Bytecode is written on the first run and read on the others, as in a user's environment.
-ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+def copy_with_generated_patches(root: Path, total: int) -> Path:
+    """A site directory holding gpushim with ``total`` patches in all."""
+    site = root / f"site{total}"
+    shutil.copytree(Path(gpushim.__file__).parent, site / "gpushim", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.rmtree(site / "gpushim" / "patches", ignore_errors=True)
+    shutil.copytree(Path(gpushim.patches.__file__).parent, site / "gpushim" / "patches")
+    folder = site / "gpushim" / "patches" / "generated"
+    folder.mkdir()
+    (folder / "__init__.py").write_text('TARGET = "gpushim_generated_target"\nDISTRIBUTIONS = ("gpushim-generated",)\n')
+    for index in range(total - len(gpushim.registry().ids)):
+        (folder / f"patch_{index}.py").write_text(GENERATED.format(index=index))
+    return site
 
 
-def cumulative_us() -> int:
+def cumulative_us(site: Path | None) -> int:
+    # Bytecode is written on the first run and read on the others, as in a user's environment.
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    if site is not None:
+        environment["PYTHONPATH"] = str(site)
     stderr = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import gpushim.auto"],
         capture_output=True,
         text=True,
         check=True,
-        env=ENVIRONMENT,
+        env=environment,
     ).stderr
     line = next(line for line in stderr.splitlines() if line.rstrip().endswith("| gpushim.auto"))
     return int(line.split("|")[1])
 
 
-def main() -> None:
-    runs = sorted(cumulative_us() for _ in range(RUNS))
-    median = statistics.median(runs)
+def report(label: str, site: Path | None) -> None:
+    runs = sorted(cumulative_us(site) for _ in range(RUNS))
     print(
-        f"import gpushim.auto: median {median / 1000:.2f} ms over {RUNS} runs "
+        f"import gpushim.auto, {label}: median {statistics.median(runs) / 1000:.2f} ms over {RUNS} runs "
         f"(min {runs[0] / 1000:.2f}, max {runs[-1] / 1000:.2f}; budget {BUDGET_US / 1000:.0f} ms)"
     )
+
+
+def main() -> None:
+    report(f"{len(gpushim.registry().ids)} patches", None)
+    with tempfile.TemporaryDirectory() as root:
+        for total in SIZES:
+            report(f"{total} patches", copy_with_generated_patches(Path(root), total))
 
 
 if __name__ == "__main__":

@@ -238,6 +238,12 @@ class Registry:
             return INACTIVE, f"{target} is imported, and gpushim.patch() was not called in this process", release
         return INACTIVE, f"gpushim is not active in this process; it would apply when {target} is imported", release
 
+    def journal(self, id: str) -> Journal | None:
+        """What patch ``id`` replaced in this process, if it is applied."""
+        with self._lock:
+            outcome = self._outcomes.get(id)
+            return outcome.journal if outcome is not None else None
+
     def record(self, id: str) -> Record:
         """The status record of patch ``id``: its declaration, the installed release and its state."""
         library = self._libraries[id]
@@ -313,7 +319,7 @@ def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:
     namespace = ModuleType.__dict__["__dict__"].__get__
     try:
         originals = {id(original) for journal in journals for original in journal.wrapped_originals}
-        replaced = {(id(owner), name) for journal in journals for owner, name, _, _ in journal.entries}
+        replaced = {(id(entry.owner), entry.name) for journal in journals for entry in journal.entries}
         stale = []
         for module_name, module in list(sys.modules.items()):
             if not issubclass(type(module), ModuleType):

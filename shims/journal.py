@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
     Owners = Union[object, Sequence[object]]
 
-_ABSENT = object()
 _PatchedFunction = None  # made by _wrapper_type() once a patch wraps something
 
 
@@ -40,22 +39,33 @@ def _unpatched(value: object) -> object:
     return value
 
 
-def _own_attribute(owner: object, name: str) -> object:
-    """The object ``owner`` holds under ``name``, without running descriptors.
+def _own_attribute(owner: object, name: str) -> tuple[object, bool]:
+    """The object ``owner`` binds to ``name`` and whether it is inherited, without running descriptors.
 
     Looked up in the owner's own ``__dict__`` first so that a class keeps the
     very function, property or descriptor it had; an inherited one is read
-    through ``getattr`` and marked so undo deletes rather than re-sets it.
+    through ``getattr``, and undo deletes it rather than re-setting it.
     """
     try:
-        return _unpatched(vars(owner)[name])
+        return _unpatched(vars(owner)[name]), False
     except (TypeError, KeyError):
         pass
     try:
-        getattr(owner, name)
+        return _unpatched(getattr(owner, name)), True
     except AttributeError:
         raise TargetMismatch(f"{_describe(owner)} has no attribute {name!r}") from None
-    return _ABSENT
+
+
+class Replacement:
+    """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``."""
+
+    __slots__ = ("owner", "name", "original", "new", "inherited")
+
+    def __init__(self, owner: object, name: str, original: object, new: object, inherited: bool) -> None:
+        self.owner, self.name, self.original, self.new, self.inherited = owner, name, original, new, inherited
+
+    def __repr__(self) -> str:
+        return f"<Replacement {_describe(self.owner)}.{self.name}>"
 
 
 class _Reference:
@@ -108,18 +118,22 @@ def _wrapper_type():
 
 
 class Journal:
-    """The replacements one application of a patch made."""
+    """The replacements one application of a patch made, in order."""
 
     def __init__(self) -> None:
-        self.entries: list[tuple[object, str, object, object]] = []
+        self.entries: list[Replacement] = []
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
-        """Bind ``name`` to ``new`` on each owner, remembering what was there."""
+        """Bind ``name`` to ``new`` on each owner, remembering what was there.
+
+        ``new`` must keep what it replaces as ``__wrapped__``, as :meth:`wrap`'s
+        wrappers do, so that the original is reachable the same way everywhere.
+        """
         owners = _as_sequence(owners)
         originals = [_own_attribute(owner, name) for owner in owners]
-        for owner, original in zip(owners, originals):
+        for owner, (original, inherited) in zip(owners, originals):
             setattr(owner, name, new)
-            self.entries.append((owner, name, original, new))
+            self.entries.append(Replacement(owner, name, original, new, inherited))
         return new
 
     def wrap(
@@ -135,12 +149,9 @@ class Journal:
         The installed wrapper exposes the original as ``__wrapped__``.
         """
         owners = _as_sequence(owners)
-        original = _own_attribute(owners[0], name)
-        if original is _ABSENT:
-            original = _unpatched(getattr(owners[0], name))
+        original, _ = _own_attribute(owners[0], name)
         for owner in owners[1:]:
-            other = _unpatched(getattr(owner, name, _ABSENT))
-            if other is not original:
+            if _own_attribute(owner, name)[0] is not original:
                 raise TargetMismatch(f"{_describe(owner)}.{name} is not {_describe(owners[0])}.{name}")
         patched = _wrapper_type()(original, wrapper)
         patched._self_home = (owners[0], name)
@@ -148,13 +159,13 @@ class Journal:
 
     @property
     def wrapped_originals(self) -> list[object]:
-        return [new.__wrapped__ for _, _, _, new in self.entries if isinstance(new, _wrapper_type())]
+        return [entry.original for entry in self.entries if isinstance(entry.new, _wrapper_type())]
 
     def undo(self) -> None:
         """Put every original back, latest replacement first."""
         while self.entries:
-            owner, name, original, _ = self.entries.pop()
-            if original is _ABSENT:
-                delattr(owner, name)
+            entry = self.entries.pop()
+            if entry.inherited:
+                delattr(entry.owner, entry.name)
             else:
-                setattr(owner, name, original)
+                setattr(entry.owner, entry.name, entry.original)

@@ -17,29 +17,53 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gpushim
 from gpushim import Patch
-from gpushim.releases import installed
-from gpushim.releases import is_affected as _in_range
+from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, PENDING
 
 ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", Path(__file__).parent.parent / ".artefacts"))
 
 
-def installed_release(patch: Patch) -> tuple[str, str] | None:
-    """``(distribution, version)`` of the patch's target in this environment, if any."""
-    found = installed(patch.distributions)
-    return found[0] if found else None
+class Gate:
+    """Where this environment stands for one patch: its target's release, and what the patch does here.
+
+    ``affected`` is whether the patch would apply here, as gpushim decides it
+    (release, ``only_with`` and all); ``reference`` is whether this release is
+    the one the patch's outcomes are compared with (``matrix/*.toml``).
+    """
+
+    def __init__(self, patch: Patch) -> None:
+        import pytest
+
+        from tests.matrix.cells import reference_of
+
+        record = gpushim.record(patch.id)
+        self.release = (record["distribution"], record["installed_version"])
+        self.state = record["state"]
+        self.affected = self.state in (INACTIVE, PENDING, APPLIED)
+        self.reference = "-".join(self.release) == reference_of(patch.id)
+        name = " ".join(self.release)
+        self.affected_only = pytest.mark.skipif(not self.affected, reason=f"{name} does not have the bug here")
+        self.unaffected_only = pytest.mark.skipif(self.affected, reason=f"{name} has the bug")
+        self.recorded_only = pytest.mark.skipif(
+            not (self.affected or self.reference), reason=f"{name} is neither affected nor the reference"
+        )
 
 
-def is_affected(patch: Patch) -> bool:
-    release = installed_release(patch)
-    return release is not None and _in_range(release[1], patch.affected)
+def gate(patch: Patch) -> Gate:
+    """The :class:`Gate` of ``patch``; skips the calling test module where its target is not installed."""
+    import pytest
+
+    if gpushim.record(patch.id)["state"] == NOT_INSTALLED:
+        pytest.skip(
+            f"no distribution of {gpushim.registry().library(patch.id).target} is installed", allow_module_level=True
+        )
+    return Gate(patch)
 
 
 @contextlib.contextmanager
 def applied(patch: Patch):
     """``patch`` applied (where this release is affected) inside a ``with`` block, undone after it."""
-    import gpushim
-
     gpushim.patch(patch.id)
     try:
         yield
@@ -66,10 +90,8 @@ def record_faithful(patch: Patch, outcomes: object) -> Path:
     on the reference release (where it is not), so equal files mean the
     patched old release behaves as the fixed one does.
     """
-    import gpushim
-
-    distribution, version = installed_release(patch)
-    state = next(record["state"] for record in gpushim.status() if record["id"] == patch.id)
+    record = gpushim.record(patch.id)
+    distribution, version, state = record["distribution"], record["installed_version"], record["state"]
     path = ARTEFACTS / f"{patch.id}@{distribution}-{version}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"patch": patch.id, "release": f"{distribution} {version}", "state": state, "outcomes": outcomes}

@@ -17,22 +17,21 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
-from tests.support import applied, installed_release, is_affected, record_faithful, run_python
+from tests.support import applied, gate, record_faithful, run_python
 
-RELEASE = installed_release(patch)
-if RELEASE is None:
-    pytest.skip("no CuPy distribution is installed", allow_module_level=True)
+GATE = gate(patch)
+RELEASE = GATE.release
 
 import cupy  # noqa: E402
 
 from tests.cupy import dlpack_capsules as dc  # noqa: E402
 
-AFFECTED = is_affected(patch)
-REFERENCE = RELEASE[1] == patch.fixed_in
+AFFECTED = GATE.affected
+REFERENCE = GATE.reference
 # 13.4.x convert exactly as 13.3.0 does; 14 converts bfloat16 (with ml_dtypes) and words its error anew.
 FIXED_ALIKE = Version(patch.fixed_in) <= Version(RELEASE[1]) < Version("14")
-affected_only = pytest.mark.skipif(not AFFECTED, reason=f"{RELEASE[0]} {RELEASE[1]} does not have the bug")
-unaffected_only = pytest.mark.skipif(AFFECTED, reason=f"{RELEASE[0]} {RELEASE[1]} has the bug")
+affected_only = GATE.affected_only
+unaffected_only = GATE.unaffected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILTINS = "builtins."
@@ -147,7 +146,7 @@ def patched():
 @affected_only
 def test_needed_every_rejected_tensor_is_freed_twice_without_gpushim():
     outcomes, state = outcomes_in_fresh_python()
-    assert state == "pending"  # gpushim was never asked to patch
+    assert state == "inactive"  # gpushim was never asked to patch
     assert outcomes == {
         f"{way} {name}": expected(way, raises, freed=2) for name, (_, raises) in REJECTED.items() for way in dc.WAYS
     }

@@ -17,13 +17,12 @@ import numpy  # noqa: E402
 from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
 from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
 from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
-from tests.support import applied, installed_release, is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
 
-AFFECTED = is_affected(patch)
-IS_REFERENCE = installed_release(patch) is not None and installed_release(patch)[1] == patch.fixed_in
-
-affected = pytest.mark.skipif(not AFFECTED, reason="this release does not have cupy/cupy#9005")
-not_affected = pytest.mark.skipif(AFFECTED, reason="this release has cupy/cupy#9005")
+GATE = gate(patch)
+AFFECTED = GATE.affected
+affected = GATE.affected_only
+not_affected = GATE.unaffected_only
 
 
 def trace_scalar():
@@ -64,7 +63,7 @@ def test_effective_probe_finds_nothing_with_gpushim():
     assert result.stdout.strip() == "None", result.stderr
 
 
-@pytest.mark.skipif(not (AFFECTED or IS_REFERENCE), reason="neither affected nor the reference release")
+@GATE.recorded_only
 def test_faithful_second_path_code_of_the_corpus(gpushim_patched):
     """Patched old releases record what unpatched 13.4.1 records; the matrix compares the files."""
     traced = fusion_tracing.trace(fusion_corpus.CASES, "second")

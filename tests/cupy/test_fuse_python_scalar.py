@@ -17,15 +17,15 @@ from gpushim.patches.cupy import fuse_python_scalar  # noqa: E402
 from gpushim.patches.cupy.fuse_python_scalar import patch  # noqa: E402
 from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
 from tests.cupy.fusion_tracing import raises_numpy2_can_cast  # noqa: E402
-from tests.support import applied, installed_release, is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
-NEEDS_FIX = is_affected(patch) and NUMPY2
-IS_REFERENCE = installed_release(patch) is not None and installed_release(patch)[1] == patch.fixed_in
+GATE = gate(patch)
+NEEDS_FIX = GATE.affected
 CODES = "?bBhHiIlLqQefdFD"  # every dtype cupy.fuse handles
 
-needs_fix = pytest.mark.skipif(not NEEDS_FIX, reason="this install does not have cupy/cupy#8536")
-has_no_bug = pytest.mark.skipif(NEEDS_FIX, reason="this install has cupy/cupy#8536")
+needs_fix = GATE.affected_only
+has_no_bug = GATE.unaffected_only
 
 
 def fusion_module():
@@ -65,7 +65,7 @@ def test_effective_probe_finds_nothing_with_gpushim():
     assert result.stdout.strip() == "None", result.stderr
 
 
-@pytest.mark.skipif(not (NEEDS_FIX or IS_REFERENCE), reason="neither affected nor the reference release")
+@GATE.recorded_only
 def test_faithful_first_path_code_of_the_corpus(gpushim_patched):
     """Patched old releases record what unpatched 13.4.1 records; the matrix compares the files."""
     traced = fusion_tracing.trace(fusion_corpus.CASES, "first")

@@ -35,11 +35,12 @@ from tests.dali.cai_corpus import (  # noqa: E402
     outcome,
     routes,
 )
-from tests.support import applied, is_affected, record_faithful, run_python  # noqa: E402
+from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
 
-AFFECTED = is_affected(patch)
-affected_only = pytest.mark.skipif(not AFFECTED, reason="this release does not have the bug")
-unaffected_only = pytest.mark.skipif(AFFECTED, reason="this release has the bug")
+GATE = gate(patch)
+AFFECTED = GATE.affected
+affected_only = GATE.affected_only
+unaffected_only = GATE.unaffected_only
 without_gpu = pytest.mark.skipif(
     gpu_present(), reason="relies on CUDA calls failing, and would copy from made-up addresses on a GPU"
 )

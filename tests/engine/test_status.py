@@ -1,7 +1,5 @@
 """What gpushim reports about itself, and what importing it costs."""
 
-import json
-
 from tests.engine.synthetic import make_patch, registry_for, state_of
 from tests.support import run_python
 

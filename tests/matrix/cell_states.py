@@ -1,39 +1,30 @@
-"""Check, in one matrix cell, that every patch ends in the state the cell expects.
+"""Check, in one matrix cell, that every patch ends in the state derived for it.
 
 Imports ``gpushim.auto`` and then each installed target, as a user would,
-and compares ``gpushim.status()`` with ``--applied`` and ``--not-affected``.
+and compares ``gpushim.status()`` with :func:`tests.matrix.cells.expected_state`.
+Prints the status records, for ``compare``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
-
-
-def _ids(text: str) -> set[str]:
-    return {id for id in text.split(",") if id}
+from tests.matrix.cells import expected_state, installed_versions
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--applied", type=_ids, default=set())
-    parser.add_argument("--not-affected", type=_ids, default=set())
-    expected = parser.parse_args()
-    records = gpushim.status()
-    for target in {record["target"] for record in records if record["state"] == "pending"}:
-        __import__(target)
+    installed = installed_versions()
+    expected = {id: expected_state(id, installed) for id in gpushim.registry().ids}
+    for id, state in expected.items():
+        if state != "not-installed":
+            __import__(gpushim.registry().library(id).target)
     records = gpushim.status()
     print(json.dumps(records, indent=1))
-    states = {record["id"]: record["state"] for record in records}
     wrong = [
-        f"{id}: expected {state}, got {states[id]}"
-        for state, ids in (("applied", expected.applied), ("not-affected", expected.not_affected))
-        for id in sorted(ids)
-        if states[id] != state
+        f"{r['id']}: expected {expected[r['id']]}, got {r['state']}" for r in records if r["state"] != expected[r["id"]]
     ]
     for line in wrong:
         print(line, file=sys.stderr)

@@ -1,4 +1,12 @@
-"""The release cells of ``matrix/*.toml``, for nox and for the results table."""
+"""The release cells of ``matrix/*.toml``, and the state each patch must reach in one.
+
+A cell is a name, the requirements it installs and whether it has a GPU half.
+What each patch must do there is not written in the cell: it follows from the
+patch's declaration (``affected``, ``only_with``) and the releases installed,
+computed here with :mod:`importlib.metadata` and :mod:`packaging`, apart from
+gpushim's own gate, so that the matrix checks that gate and cannot leave a
+new patch unchecked.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +17,54 @@ import tomllib
 MATRIX = Path(__file__).parents[2] / "matrix"
 
 
+def _libraries() -> list[dict]:
+    return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml"))]
+
+
 def load_cells() -> dict[str, dict]:
     """Every cell by name, with its library's ``tests`` folder and ``benchmarks``."""
-    cells = {}
-    for path in sorted(MATRIX.glob("*.toml")):
-        library = tomllib.loads(path.read_text())
-        for cell in library["cells"]:
-            cells[cell["name"]] = {**cell, "tests": library["tests"], "benchmarks": library.get("benchmarks", [])}
-    return cells
+    return {
+        cell["name"]: {**cell, "tests": library["tests"], "benchmarks": library.get("benchmarks", [])}
+        for library in _libraries()
+        for cell in library["cells"]
+    }
 
 
 def load_references() -> dict[str, str]:
     """For each patch id, the ``distribution-version`` whose outcomes its patched releases must equal."""
-    return {
-        id: release
-        for path in sorted(MATRIX.glob("*.toml"))
-        for id, release in tomllib.loads(path.read_text()).get("references", {}).items()
-    }
+    return {id: release for library in _libraries() for id, release in library.get("references", {}).items()}
+
+
+def reference_of(id: str) -> str | None:
+    return load_references().get(id)
+
+
+def installed_versions() -> dict[str, str]:
+    """Every distribution of this environment, by normalised name."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+
+
+def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
+    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    import gpushim
+
+    installed = installed_versions() if installed is None else installed
+    patch, library = gpushim.registry()[id], gpushim.registry().library(id)
+    versions = [
+        installed[canonicalize_name(name)] for name in library.distributions if canonicalize_name(name) in installed
+    ]
+    if not versions:
+        return "not-installed"
+    conditions = [(versions[0], patch.affected)]
+    conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
+    inside = all(
+        version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
+    )
+    return "applied" if inside else "not-affected"

@@ -11,16 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-import tomllib
 
+from tests.matrix.cells import load_references
 from tests.support import ARTEFACTS
 
-MATRIX = Path(__file__).parents[2] / "matrix"
-REFERENCES = {
-    id: release
-    for path in sorted(MATRIX.glob("*.toml"))
-    for id, release in tomllib.loads(path.read_text()).get("references", {}).items()
-}
+REFERENCES = load_references()
 
 
 def recorded(state: str) -> list[Path]:

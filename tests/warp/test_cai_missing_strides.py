@@ -12,17 +12,13 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.warp.cai_missing_strides import patch
-from tests.support import applied, installed_release, is_affected, record_faithful, run_python
+from tests.support import applied, gate, record_faithful, run_python
 from tests.warp import cai_corpus
 
-RELEASE = installed_release(patch)
-if RELEASE is None:
-    pytest.skip("warp-lang is not installed", allow_module_level=True)
-
-AFFECTED = is_affected(patch)
-REFERENCE = RELEASE[1] == patch.fixed_in
-affected_only = pytest.mark.skipif(not AFFECTED, reason=f"warp-lang {RELEASE[1]} does not have the bug")
-unaffected_only = pytest.mark.skipif(AFFECTED, reason=f"warp-lang {RELEASE[1]} has the bug")
+GATE = gate(patch)
+AFFECTED = GATE.affected
+affected_only = GATE.affected_only
+unaffected_only = GATE.unaffected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 NONE_SUBSCRIPT = ["TypeError", "'NoneType' object is not subscriptable"]
@@ -64,7 +60,7 @@ def own_init_from_data():
 @affected_only
 def test_needed_vector_and_matrix_dtypes_fail_without_gpushim():
     outcomes, state = fresh_python(prelude="")
-    assert state == "pending"  # gpushim not imported: nothing applied
+    assert state == "inactive"  # gpushim not imported: nothing applied
     assert outcomes == {case["name"]: {"raises": NONE_SUBSCRIPT} for case in cai_corpus.ISSUE_CASES}
 
 
@@ -126,7 +122,7 @@ def test_unpatch_restores_the_identical_method():
     assert own_init_from_data() is original
 
 
-@pytest.mark.skipif(not (AFFECTED or REFERENCE), reason="neither affected nor the reference release")
+@GATE.recorded_only
 def test_faithful_corpus_matches_the_fixed_release(request):
     """Recorded patched on 1.6.0 and unpatched on 1.6.1; the matrix compares the two files."""
     if AFFECTED:
