@@ -8,6 +8,8 @@ Whatever a patch puts in place keeps what it replaced as ``__wrapped__``.
 
 from __future__ import annotations
 
+import sys
+
 from .errors import TargetMismatch
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
@@ -29,14 +31,24 @@ def _describe(owner: object) -> str:
 
 
 def _unpatched(value: object) -> object:
-    """``value``, or the original behind it if it is a wrapper an earlier application left behind.
+    """``value``, or the original behind it if it is a wrapper whose journal was undone.
 
     A module imported again binds what its submodules held at that moment,
-    which can be the wrapper of the application being replaced.
+    which can be the wrapper of the application that is being replaced.
     """
-    while _PatchedFunction is not None and isinstance(value, _PatchedFunction):
+    while _PatchedFunction is not None and isinstance(value, _PatchedFunction) and value._self_retired:
         value = value.__wrapped__
     return value
+
+
+def _lookup(module_name: object, qualname: object) -> object:
+    """The object pickle would find for ``module.qualname``, or None."""
+    if not isinstance(module_name, str) or not isinstance(qualname, str):
+        return None
+    found = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found
 
 
 def _own_attribute(owner: object, name: str) -> tuple[object, bool]:
@@ -101,7 +113,9 @@ def _wrapper_type():
         def __reduce_ex__(self, protocol):
             import pickle
 
-            pickle.dumps(self.__wrapped__, protocol)
+            original = self.__wrapped__
+            if _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None)) is not self:
+                pickle.dumps(original, protocol)  # raises as the original would
             owner, name = self._self_home
             if isinstance(owner, type(pickle)):
                 owner = _Reference(owner.__name__)
@@ -155,6 +169,7 @@ class Journal:
                 raise TargetMismatch(f"{_describe(owner)}.{name} is not {_describe(owners[0])}.{name}")
         patched = _wrapper_type()(original, wrapper)
         patched._self_home = (owners[0], name)
+        patched._self_retired = False
         return self.replace(owners, name, patched)
 
     @property
@@ -165,6 +180,8 @@ class Journal:
         """Put every original back, latest replacement first."""
         while self.entries:
             entry = self.entries.pop()
+            if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
+                entry.new._self_retired = True
             if entry.inherited:
                 delattr(entry.owner, entry.name)
             else:

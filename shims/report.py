@@ -28,10 +28,16 @@ def _is_internal(filename: str) -> bool:
 
 
 def _stacklevel() -> int:
-    """The ``stacklevel`` of the first frame outside gpushim and importlib, for :func:`warnings.warn`."""
+    """The ``stacklevel`` of the first frame outside gpushim and importlib, for :func:`warnings.warn`.
+
+    :func:`warnings.warn` itself passes over importlib's ``_bootstrap`` frames
+    without counting them, so they are not counted here either.
+    """
     frame, level = sys._getframe(2), 2
     while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame, level = frame.f_back, level + 1
+        filename = frame.f_code.co_filename
+        frame = frame.f_back
+        level += not ("importlib" in filename and "_bootstrap" in filename)
     return level if frame is not None else 1
 
 
