@@ -18,7 +18,9 @@ Finding installs: the rules of ``importlib.metadata``'s path finder.
   tree) installs ``<name>``.  Names are compared normalised as PEP 503 does,
   with ``-`` then written ``_`` as in wheel folder names (PEP 427 escaping):
   lower case, every run of ``-``, ``_`` and ``.`` one ``_``.  So
-  ``Cupy.Cuda12x-13.3.0.dist-info`` installs ``cupy-cuda12x``.
+  ``Cupy.Cuda12x-13.3.0.dist-info`` installs ``cupy-cuda12x`` (as
+  ``importlib.metadata`` finds it from Python 3.10; 3.9's does not normalise
+  the name asked for).
 - A ``*.egg`` entry on the path with an ``EGG-INFO`` child installs the
   name before the egg's first ``-``, lower case with ``-`` as ``_`` and dots
   kept (``importlib.metadata``'s legacy rule for eggs).
