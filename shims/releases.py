@@ -2,37 +2,342 @@
 
 The import name alone is ambiguous (``warp`` on PyPI is another project,
 ``nvidia-dali`` is a placeholder), so releases come from the metadata of the
-distributions a patch names.  Both imports here are slow, which is why this
-module is only imported once a target is about to be patched or a status is
-asked for.
+distributions a patch names.  This runs inside the user's ``import cupy``,
+so it answers without ``importlib.metadata`` (20 ms and a hundred modules
+that Warp, say, never imports) and, for the plain releases and ranges that
+patches declare, without ``packaging``; the answers are the ones those two
+give, by the rules below (tests/engine/test_releases.py checks them against
+both on the same installs).
+
+Finding installs: the rules of ``importlib.metadata``'s path finder.
+- Each ``sys.path`` entry is listed, in order, as ``importlib.metadata``
+  does: a directory with ``os.listdir`` (``""`` is the working directory), a
+  zip file (a zipapp, a zipped egg) with ``zipfile``, imported only then.
+- A child named ``<name>-<anything>.dist-info`` or ``.egg-info`` (any case;
+  ``<name>.egg-info`` too, as ``setup.py develop`` leaves it in a source
+  tree) installs ``<name>``.  Names are compared normalised as PEP 503 does,
+  with ``-`` then written ``_`` as in wheel folder names (PEP 427 escaping):
+  lower case, every run of ``-``, ``_`` and ``.`` one ``_``.  So
+  ``Cupy.Cuda12x-13.3.0.dist-info`` installs ``cupy-cuda12x`` (as
+  ``importlib.metadata`` finds it from Python 3.10; 3.9's does not normalise
+  the name asked for).
+- A ``*.egg`` entry on the path with an ``EGG-INFO`` child installs the
+  name before the egg's first ``-``, lower case with ``-`` as ``_`` and dots
+  kept (``importlib.metadata``'s legacy rule for eggs).
+- Editable installs need nothing more: a PEP 660 install (setuptools'
+  ``__editable__`` finders and ``.pth`` files, hatchling, flit) leaves an
+  ordinary ``.dist-info`` in site-packages, and ``setup.py develop`` puts
+  the source tree, with its ``<name>.egg-info``, on the path.
+- Another ``sys.meta_path`` finder that finds distributions (beside
+  ``PathFinder``) is consulted only through ``importlib.metadata``, which is
+  then imported.
+- Every install of a distribution is reported, in path order (sorted by
+  folder name within one entry): two releases side by side are for the
+  engine to tell apart with the module's ``__version__``, which must agree
+  with one of them (:func:`same_release`); ``importlib.metadata`` would pick
+  the first one ``os.listdir`` happens to return.
+
+The version: the ``Version`` header of ``METADATA``, else of ``PKG-INFO``
+(else of the ``.egg-info`` file itself), read up to that header, never from
+the folder name.  The folder name would do for installs made by an
+installer, which names the folder after ``Name`` and ``Version``, but a
+hand-made or broken install can disagree with it, and then gpushim reports
+what ``importlib.metadata`` reports: a missing header or an unreadable file
+is a version of ``None``.  Only the installs of the distributions asked for
+are read, so a thousand other folders cost a listing and a name each.
+
+Once per process: each ``sys.path`` entry is listed, and each ``METADATA``
+read, the first time a question needs it, and the answer to each question
+is kept for as long as ``sys.path`` is the same.  What the process imported
+does not change when an install changes under it; :func:`forget` drops
+everything, for a test that changes an install that was already read.
+
+Ranges: a plain release (``13.3.0``: digits and dots) against a specifier
+whose clauses are all ``>=``, ``<=``, ``>``, ``<``, ``==`` or ``!=`` and a
+plain release compares release tuples with trailing zeros dropped, which is
+what PEP 440 says for final releases (``13.3 == 13.3.0``; ``<`` and ``>``
+only treat pre-, post- and local releases specially).  Anything else (pre,
+post, dev or local parts, epochs, wildcards, ``~=``, ``===``, a version that
+is not PEP 440) goes to ``packaging``; when it cannot be imported, only those
+unusual cases fail, with :class:`BadVersion`.
 """
 
 from __future__ import annotations
 
-from importlib import metadata
+import os
+import sys
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+# The class behind importlib.machinery.PathFinder, loaded with the interpreter.
+from _frozen_importlib_external import PathFinder
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Callable, Optional
+
+    Reader = Callable[[str], Optional[str]]
 
 
-def installed(distributions: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``(distribution, version)`` for each of ``distributions`` installed."""
-    found = []
-    for name in distributions:
+class BadVersion(ValueError):
+    """A release that cannot be placed in a range; the message says why."""
+
+
+class _Entry:
+    """What one ``sys.path`` entry installs."""
+
+    __slots__ = ("infos", "eggs", "read", "versions")
+
+    def __init__(self, infos: dict, eggs: dict, read: Reader) -> None:
+        self.infos = infos
+        self.eggs = eggs
+        self.read = read
+        self.versions: dict[str, str | None] = {}
+
+    def version(self, folder: str) -> str | None:
         try:
-            found.append((name, metadata.version(name)))
-        except metadata.PackageNotFoundError:
-            continue
+            return self.versions[folder]
+        except KeyError:
+            version = self.versions[folder] = _version_header(self.read, folder)
+            return version
+
+
+_entries: dict[str, _Entry] = {}
+_installs: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, str | None], ...]] = {}
+_specifiers: dict[str, list[tuple[str, tuple[int, ...]]] | None] = {}
+
+
+def forget() -> None:
+    """Drop everything read so far: the next question lists and reads again."""
+    _entries.clear()
+    _installs.clear()
+    _specifiers.clear()
+
+
+def installed(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``(distribution, version)`` for every install of each of ``distributions``.
+
+    In the order of ``distributions``, then of ``sys.path``; the version is
+    ``None`` when the metadata states none.
+    """
+    if any(finder is not PathFinder and hasattr(finder, "find_distributions") for finder in sys.meta_path):
+        return _installed_by_importlib(distributions)
+    key = (tuple(distributions), tuple(path for path in sys.path if isinstance(path, str)))
+    try:
+        return list(_installs[key])
+    except KeyError:
+        pass
+    entries = [_entry(path) for path in key[1]]
+    found: list[tuple[str, str | None]] = []
+    for distribution in key[0]:
+        name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
+        for entry in entries:
+            for folder in entry.infos.get(name, []) + entry.eggs.get(legacy, []):
+                install = (distribution, entry.version(folder))
+                if install not in found:
+                    found.append(install)
+    _installs[key] = tuple(found)
     return found
 
 
-def is_affected(version: str, affected: str) -> bool:
-    """Whether ``version`` lies in the specifier ``affected``, pre-releases included."""
-    return SpecifierSet(affected).contains(Version(version), prereleases=True)
+def is_affected(version: str | None, specifier: str) -> bool:
+    """Whether ``version`` lies in ``specifier``, pre-releases included.
+
+    Raises :class:`BadVersion` for a missing or non-PEP 440 version, a
+    specifier that is not PEP 440, or an unusual one when ``packaging``
+    cannot be imported.
+    """
+    if version is None:
+        raise BadVersion("the installed metadata states no Version")
+    try:
+        clauses = _specifiers[specifier]
+    except KeyError:
+        clauses = _specifiers[specifier] = _plain_clauses(specifier)
+    release = _plain(version)
+    if release is None or clauses is None:
+        return _is_affected_by_packaging(version, specifier)
+    for operator, bound in clauses:
+        if operator == ">=":
+            inside = release >= bound
+        elif operator == "<":
+            inside = release < bound
+        elif operator == "<=":
+            inside = release <= bound
+        elif operator == ">":
+            inside = release > bound
+        elif operator == "==":
+            inside = release == bound
+        else:
+            inside = release != bound
+        if not inside:
+            return False
+    return True
 
 
-def same_release(a: str, b: str) -> bool:
+def same_release(a: str | None, b: str | None) -> bool:
+    """Whether two version strings name the same release (``13.3`` is ``13.3.0``)."""
+    if a is None or b is None:
+        return a is b
+    plain_a, plain_b = _plain(a), _plain(b)
+    if plain_a is not None and plain_b is not None:
+        return plain_a == plain_b
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:
+        return a == b
     try:
         return Version(a) == Version(b)
     except InvalidVersion:
         return a == b
+
+
+def _normalise(name: str) -> str:
+    name = name.lower().replace("-", "_").replace(".", "_")
+    while "__" in name:
+        name = name.replace("__", "_")
+    return name
+
+
+def _plain(version: str) -> tuple[int, ...] | None:
+    """The release of a plain ``N(.N)*`` version, trailing zeros dropped; ``None`` for anything else."""
+    parts = version.split(".")
+    for part in parts:
+        if not (part.isascii() and part.isdecimal()):
+            return None
+    release = [int(part) for part in parts]
+    while release and release[-1] == 0:
+        release.pop()
+    return tuple(release)
+
+
+_OPERATORS = (">=", "<=", "==", "!=", ">", "<")
+
+
+def _plain_clauses(specifier: str) -> list[tuple[str, tuple[int, ...]]] | None:
+    """The clauses of a specifier of plain releases and simple operators; ``None`` for anything else."""
+    clauses = []
+    for clause in specifier.split(","):
+        clause = clause.strip()
+        if not clause:
+            continue
+        for operator in _OPERATORS:
+            if clause.startswith(operator):
+                break
+        else:
+            return None
+        bound = _plain(clause[len(operator) :].strip())
+        if bound is None:
+            return None
+        clauses.append((operator, bound))
+    return clauses
+
+
+def _is_affected_by_packaging(version: str, specifier: str) -> bool:
+    try:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+    except ImportError as missing:
+        raise BadVersion(
+            f"placing {version!r} in {specifier!r} needs the packaging library, which cannot be imported ({missing})"
+        ) from None
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        raise BadVersion(f"{version!r} is not a PEP 440 version") from None
+    try:
+        return SpecifierSet(specifier).contains(parsed, prereleases=True)
+    except InvalidSpecifier:
+        raise BadVersion(f"{specifier!r} is not a PEP 440 specifier") from None
+
+
+def _entry(path: str) -> _Entry:
+    try:
+        return _entries[path]
+    except KeyError:
+        entry = _entries[path] = _list(path or ".")
+        return entry
+
+
+def _list(root: str) -> _Entry:
+    try:
+        children = os.listdir(root)
+        read = _directory_reader(root)
+    except NotADirectoryError:
+        children, read = _zip_children(root)
+    except (OSError, ValueError):
+        children, read = [], _nothing
+    infos: dict[str, list[str]] = {}
+    eggs: dict[str, list[str]] = {}
+    base = os.path.basename(root).lower()
+    for child in sorted(children):
+        low = child.lower()
+        if low.endswith((".dist-info", ".egg-info")):
+            name = _normalise(low.rpartition(".")[0].partition("-")[0])
+            infos.setdefault(name, []).append(child)
+        elif low == "egg-info" and base.endswith(".egg"):
+            name = base.rpartition(".")[0].partition("-")[0].replace("-", "_")
+            eggs.setdefault(name, []).append(child)
+    return _Entry(infos, eggs, read)
+
+
+def _directory_reader(root: str) -> Reader:
+    def read(name: str) -> str | None:
+        try:
+            with open(os.path.join(root, name), encoding="utf-8") as file:
+                return file.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            return None
+
+    return read
+
+
+def _zip_children(root: str) -> tuple[list[str], Reader]:
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(root)
+        names = archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return [], _nothing
+
+    def read(name: str) -> str | None:
+        try:
+            return archive.read(name).decode("utf-8")
+        except KeyError:
+            return None
+
+    return list(dict.fromkeys(name.split("/", 1)[0] for name in names)), read
+
+
+def _nothing(name: str) -> None:
+    return None
+
+
+def _version_header(read: Reader, folder: str) -> str | None:
+    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it."""
+    for text in (read(f"{folder}/METADATA"), read(f"{folder}/PKG-INFO"), read(folder)):
+        if text:
+            break
+    else:
+        return None
+    for line in text.split("\n"):
+        line = line.rstrip("\r")
+        if line[:1] in (" ", "\t"):
+            continue
+        name, colon, value = line.partition(":")
+        if not colon or not name.isprintable() or " " in name:
+            return None
+        if name.lower() == "version":
+            return value.lstrip(" \t")
+    return None
+
+
+def _installed_by_importlib(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
+    from importlib import metadata
+
+    found: list[tuple[str, str | None]] = []
+    for distribution in distributions:
+        for install in metadata.distributions(name=distribution):
+            release = (distribution, install.version)
+            if release not in found:
+                found.append(release)
+    return found

@@ -39,6 +39,8 @@ the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from gpushim import Patch, TargetMismatch
 from gpushim.patches.cupy import untouched_memory
 
@@ -53,31 +55,46 @@ patch = Patch(
 )
 
 
-class _NumPyForFusion:
-    """NumPy as ``cupy._core.fusion`` sees it: NumPy's objects, 13.4.1's ``can_cast`` for scalar values."""
+class _NumPyForFusion(ModuleType):
+    """NumPy as ``cupy._core.fusion`` sees it: NumPy's objects, 13.4.1's ``can_cast`` for scalar values.
 
-    __slots__ = ("_numpy",)
+    A module whose namespace is a copy of NumPy's, so that each of the
+    fusion module's ``numpy.<name>`` lookups (``numpy.generic`` on every
+    cached call with a scalar argument) is the same C-level dictionary
+    lookup it is on NumPy itself.  The copy stays in step with NumPy because
+    NumPy's namespace does not change once ``import numpy`` has finished,
+    and this copy is made after that, when CuPy has imported NumPy: what
+    NumPy adds later is a submodule imported afterwards (``numpy.testing``)
+    or a name its module ``__getattr__`` serves (lazy submodules, the errors
+    for names NumPy 2 removed).  The copy hands any name it lacks to
+    ``getattr(numpy, name)``, which finds both and raises NumPy's own
+    errors.  A program that rebinds an attribute of ``numpy`` after CuPy's
+    import is not seen by the fusion module; ``can_cast`` itself always
+    calls the ``numpy.can_cast`` of the moment.
+    """
+
+    __slots__ = ()
 
     def __init__(self, numpy):
-        object.__setattr__(self, "_numpy", numpy)
+        super().__init__(numpy.__name__)
+        namespace = vars(self)
+        namespace.update(vars(numpy))
 
-    def __getattr__(self, name):
-        # Looked up on every use, so NumPy's attributes are never copied or stale.
-        return getattr(self._numpy, name)
+        def can_cast(from_, to, casting="safe"):
+            if casting == "safe" and isinstance(from_, (int, float, complex, numpy.generic)):
+                # 13.4.1: "promoted = numpy.result_type(scalar, dtype); if promoted != dtype: no loop".
+                return not (numpy.result_type(from_, to) != to)
+            return numpy.can_cast(from_, to, casting)
 
-    @property
-    def __wrapped__(self):
-        return self._numpy
+        def __getattr__(name):
+            return getattr(numpy, name)
 
-    def can_cast(self, from_, to, casting="safe"):
-        numpy = self._numpy
-        if casting == "safe" and isinstance(from_, (int, float, complex, numpy.generic)):
-            # 13.4.1: "promoted = numpy.result_type(scalar, dtype); if promoted != dtype: no loop".
-            return not (numpy.result_type(from_, to) != to)
-        return numpy.can_cast(from_, to, casting)
+        namespace["can_cast"] = can_cast
+        namespace["__getattr__"] = __getattr__
+        namespace["__wrapped__"] = numpy
 
     def __repr__(self):
-        return f"<NumPy {self._numpy.__version__} for cupy._core.fusion, patched by {patch.id}>"
+        return f"<NumPy {self.__version__} for cupy._core.fusion, patched by {patch.id}>"
 
 
 @patch.applier

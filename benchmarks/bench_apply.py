@@ -1,0 +1,111 @@
+"""What gpushim adds to the import of a target: the applying of its patches when the import ends.
+
+Run it with the Python of an environment that has gpushim and the targets
+(cupy-cuda12x 13.3.0, warp-lang 1.6.0, say):
+
+    python benchmarks/bench_apply.py [cupy] [warp] [nvidia.dali] [--runs N]
+
+For each target, fresh interpreters import it, alternately without gpushim
+and with ``import gpushim.auto`` done first (outside the timed part, since
+that import has its own budget: benchmarks/bench_import.py).  What is timed
+is ``import <target>`` alone; with gpushim it includes the callback that
+gates and applies the target's patches.  Printed: the minimum and the median
+of each, their ratio, and the difference as a share of the target's import
+(the goal of issue 14: at most 1 %).  On a machine whose cores are shared the
+minima are the figures to read.
+
+Then the modules: which modules are in ``sys.modules`` after ``import
+<target>`` with gpushim that are not after it without gpushim.  The goal
+is that they are wrapt's and gpushim's own only; anything else (say
+``importlib.metadata`` or ``packaging``) is listed by name.  Printed, never
+asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+
+TARGETS = ("cupy", "warp", "nvidia.dali")
+
+TIMED = """
+import sys, time, json
+{prelude}
+before = set(sys.modules)
+start = time.perf_counter()
+import {target}
+elapsed = time.perf_counter() - start
+print(json.dumps({{"seconds": elapsed, "modules": sorted(set(sys.modules) - before)}}))
+"""
+
+
+def run(target: str, with_gpushim: bool) -> dict:
+    code = TIMED.format(target=target, prelude="import gpushim.auto" if with_gpushim else "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if result.returncode:
+        raise SystemExit(f"import {target} failed:\n{result.stderr}")
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def is_own(module: str) -> bool:
+    return module.split(".")[0] in ("gpushim", "wrapt")
+
+
+def patches_applied(target: str) -> str:
+    code = (
+        f"import gpushim.auto, gpushim, {target}\n"
+        f"print(', '.join(f\"{{r['id']}} {{r['state']}}\" for r in gpushim.status() if r['target'] == {target!r}))"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def bench(target: str, runs: int) -> None:
+    run(target, False), run(target, True)  # bytecode written, files in the page cache
+    without, with_ = [], []
+    modules_without: set[str] = set()
+    modules_with: set[str] = set()
+    for _ in range(runs):
+        for with_gpushim, times, modules in ((False, without, modules_without), (True, with_, modules_with)):
+            outcome = run(target, with_gpushim)
+            times.append(outcome["seconds"] * 1000)
+            modules |= set(outcome["modules"])
+    print(f"import {target}: {patches_applied(target) or 'no gpushim patch for it'}")
+    for label, figure in (("minimum", min), ("median", statistics.median)):
+        plain, shimmed = figure(without), figure(with_)
+        added = shimmed - plain
+        print(
+            f"  {label:<7} without gpushim {plain:8.1f} ms, with {shimmed:8.1f} ms: "
+            f"{shimmed / plain:.3f}x, applying {added:+.1f} ms = {added / plain:+.1%} of the import"
+        )
+    extra = sorted(modules_with - modules_without)
+    own = [module for module in extra if is_own(module)]
+    foreign = [module for module in extra if not is_own(module)]
+    print(f"  modules gpushim's apply imports that import {target} does not: {len(extra)}")
+    print(f"    wrapt's and gpushim's own ({len(own)}): {', '.join(own) or '-'}")
+    print(f"    others ({len(foreign)}, the goal is none): {', '.join(foreign) or '-'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("targets", nargs="*", help=f"default: those of {', '.join(TARGETS)} installed")
+    parser.add_argument("--runs", type=int, default=15, help="fresh interpreters per arm (default 15)")
+    arguments = parser.parse_args()
+    targets = arguments.targets or [target for target in TARGETS if _installed(target)]
+    print(f"Python {sys.version.split()[0]}, {arguments.runs} fresh interpreters per arm, arms alternating")
+    for target in targets:
+        bench(target, arguments.runs)
+
+
+def _installed(target: str) -> bool:
+    try:
+        return importlib.util.find_spec(target) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
