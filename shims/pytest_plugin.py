@@ -1,7 +1,8 @@
 """The pytest plugin (entry point ``pytest11``): gpushim's part in a test session.
 
-Its header line says which patches apply to which installed releases, so
-that a test log tells whether its results were obtained with them.
+Its header line says which patches apply to which installed releases and
+whether gpushim is active in the session, so that a test log tells whether
+its results were obtained with the fixes.
 ``--gpushim`` applies them in the pytest process before any conftest file is
 imported; ``--gpushim-strict`` makes a patch that cannot be applied an error
 (``GPUSHIM_STRICT=1`` for the session and its subprocesses) and fails the
@@ -58,15 +59,26 @@ def _set_for_the_session(config: pytest.Config, name: str, value: str) -> None:
     config.add_cleanup(restore)
 
 
+INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpushim or gpushim-run pytest activates it)"
+
+
 def header(records: list[dict[str, str | None]]) -> str:
-    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets."""
+    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets.
+
+    ``pending`` and ``inactive`` must not be confused here: results obtained
+    with a patch pending are obtained with the fix (it applies when the test
+    imports the library), with a patch inactive, without it.
+    """
     releases: dict[str, list[str]] = {}
     for record in records:
         if record["distribution"] is not None:
             release = f"{record['distribution']} {record['installed_version']}"
             releases.setdefault(release, []).append(f"{record['id']} {record['state']}")
     listed = ", ".join(f"{release} ({', '.join(patches)})" for release, patches in releases.items())
-    return f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+    line = f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+    if any(record["state"] == "inactive" for record in records):
+        line += f"; {INACTIVE_NOTE}"
+    return line
 
 
 def pytest_report_header(config: pytest.Config) -> str:
