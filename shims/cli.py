@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     top = parser()
     arguments = top.parse_args(argv)
     if arguments.command is None:
-        return exit_quietly_on_broken_pipe(lambda: top.print_help() or 0)
+        return exit_quietly_on_broken_pipe(lambda: print(top.format_help(), end="") or 0)
     return exit_quietly_on_broken_pipe(arguments.run, arguments)
 
 

@@ -62,15 +62,19 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
 
 
 def requirement(distribution: str, version: str | None) -> str:
-    """``distribution==version``; ``===`` for a version PEP 440 cannot parse; a comment when there is none."""
+    """``distribution==version``, or a comment when the metadata gives no version that pip can pin.
+
+    pip refuses installed distributions whose version is not PEP 440
+    (from pip 24.1 on), so such a release is recorded but not pinned.
+    """
     if version is None:
-        return f"# {distribution}: its metadata gives no version, so it cannot be pinned"
+        return f"# {distribution}: its metadata gives no version, so it is not pinned"
     from packaging.version import InvalidVersion, Version
 
     try:
         Version(version)
     except InvalidVersion:
-        return f"{distribution}==={version}"
+        return f"# {distribution} {version}: not a PEP 440 version, so it is not pinned"
     return f"{distribution}=={version}"
 
 

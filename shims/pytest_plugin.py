@@ -65,9 +65,9 @@ INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpush
 def header(records: list[dict[str, str | None]]) -> str:
     """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets.
 
-    ``pending`` and ``inactive`` must not be confused here: results obtained
-    with a patch pending are obtained with the fix (it applies when the test
-    imports the library), with a patch inactive, without it.
+    ``pending`` and ``inactive`` must not be confused here: a test has the
+    fix of a pending patch as soon as it imports the library, and never has
+    the fix of an inactive one.
     """
     releases: dict[str, list[str]] = {}
     for record in records:
