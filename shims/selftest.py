@@ -69,8 +69,11 @@ def run_probes(answers: str, state: str, ids: list[str]) -> None:
             channel.flush()
 
 
-def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str]:
-    """The answers of one child interpreter running ``ids`` in ``state``, and why it did not end cleanly ("" if it did)."""
+def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str, bool]:
+    """The answers of one interpreter running the probes of ``ids`` in ``state``.
+
+    Also what went wrong ("" if nothing), and whether the interpreter died of a signal.
+    """
     env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     code = "import sys; from gpushim.selftest import run_probes; run_probes(sys.argv[1], sys.argv[2], sys.argv[3:])"
     descriptor, answers = tempfile.mkstemp(prefix="gpushim-selftest-", suffix=".jsonl")
@@ -86,9 +89,10 @@ def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str]:
                 timeout=TIMEOUT,
             )
         except subprocess.TimeoutExpired:
-            trouble = f"the interpreter did not finish within {TIMEOUT} s"
+            trouble, died = f"the interpreter did not finish within {TIMEOUT} s", False
         else:
-            if child.returncode < 0:
+            died = child.returncode < 0
+            if died:
                 trouble = f"the interpreter died of signal {-child.returncode}"
             elif child.returncode:
                 said = child.stderr.strip().splitlines()
@@ -101,21 +105,27 @@ def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str]:
         os.unlink(answers)
     if not trouble and set(found) != set(ids):
         trouble = "the interpreter ended before every probe answered"
-    return found, trouble
+    return found, trouble, died
 
 
 def _alone(state: str, id: str) -> dict:
-    """The answer of ``id``'s probe in an interpreter of its own; an interpreter that dies says the bug shows."""
-    found, trouble = _interpreter(state, [id])
-    if trouble:
+    """The answer of ``id``'s probe in an interpreter of its own.
+
+    An interpreter that dies of a signal says that the bug shows, as a
+    double free does; one that fails otherwise, that the probe could not run.
+    """
+    found, trouble, died = _interpreter(state, [id])
+    if died:
         return {"id": id, "bug": found.get(id, {}).get("bug") or trouble}
+    if trouble:
+        return {"id": id, "error": trouble}
     return found[id]
 
 
 def _run(state: str, ids: list[str], say: Callable[[str], None]) -> dict[str, dict]:
     """Answers for ``ids`` in ``state``: one interpreter for them all, one each if that one does not end cleanly."""
     if len(ids) > 1:
-        found, trouble = _interpreter(state, ids)
+        found, trouble, _ = _interpreter(state, ids)
         if not trouble:
             return found
         say(f"{trouble}; running each probe in an interpreter of its own")

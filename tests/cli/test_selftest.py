@@ -117,6 +117,14 @@ PATCHES = [
     declare("two.noisy", "synthtwo", lambda module, site: None, noisy_probe),
     declare("two.crash", "synthtwo", lambda module, site: site.replace(module, "healthy", lambda: True), crash_probe),
 ]
+
+
+def broken_probe():
+    raise LookupError("the probe is wrong")
+
+
+if os.environ.get("SYNTH_BROKEN"):
+    PATCHES = [declare("one.broken", "synthone", lambda module, site: None, broken_probe)]
 """
 
 SITECUSTOMIZE = """
@@ -130,8 +138,7 @@ gpushim._registry = Registry(synthpatches.PATCHES)
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """``gpushim selftest --json`` and ``gpushim selftest`` over the synthetic libraries, and their probes' log."""
+def site(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     for name, source in {"synthpatches.py": SYNTHPATCHES, "sitecustomize.py": SITECUSTOMIZE}.items():
         (site / name).write_text(textwrap.dedent(source))
@@ -139,6 +146,12 @@ def run(tmp_path_factory):
         (site / name).mkdir()
         (site / name / "__init__.py").write_text(textwrap.dedent(source))
         write_distribution(site, name, version)
+    return site
+
+
+@pytest.fixture(scope="module")
+def run(site):
+    """``gpushim selftest --json`` and ``gpushim selftest`` over the synthetic libraries, and their probes' log."""
     log = site / "probes.log"
     env = environment(PYTHONPATH=str(site), SYNTH_LOG=str(log))
     as_json = command("gpushim", "selftest", "--json", env=env)
@@ -222,3 +235,12 @@ def test_the_table_has_both_columns_and_ends_with_the_count(run):
     lines = as_table.stdout.splitlines()
     assert lines[0].split() == ["id", "distribution", "installed_version", "verdict", "without", "with"]
     assert lines[-1] == "3 effective, 2 not-needed, 0 needed"
+
+
+def test_a_probe_that_raises_is_an_error_not_a_verdict_on_the_bug(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_BROKEN="1"))
+    assert finished.returncode == 1
+    lines = finished.stdout.splitlines()
+    row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
+    assert row == ["one.broken", "synthone", "1.5.0", "probe-error", "LookupError: the probe is wrong", "-"]
+    assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 probe-error"

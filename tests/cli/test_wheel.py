@@ -43,7 +43,8 @@ def installed_wheel(wheel, tmp_path_factory) -> Path:
     """The ``bin`` directory of a virtual environment with the wheel and pytest installed."""
     venv = tmp_path_factory.mktemp("venv")
     uv("venv", "--quiet", "--python", sys.executable, str(venv))
-    uv("pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), str(wheel), f"pytest=={pytest.__version__}")
+    python = str(venv / "bin" / "python")
+    uv("pip", "install", "--quiet", "--python", python, str(wheel), f"pytest=={pytest.__version__}")
     return venv / "bin"
 
 
