@@ -123,7 +123,7 @@ def demo(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Regenerate the README's patch table from the patch declarations."""
     session.install(".")
-    table = session.run("python", "-m", "gpushim", "patches", silent=True)
+    table = session.run("python", "-m", "gpushim", "patches", "--markdown", silent=True)
     readme = ROOT / "README.md"
     before, rest = readme.read_text().split(TABLE_BEGIN)
     _, after = rest.split(TABLE_END)

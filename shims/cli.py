@@ -1,16 +1,34 @@
-"""``python -m gpushim``: what gpushim does on this install.
+"""The ``gpushim`` command (also ``python -m gpushim``): what gpushim does on this install.
 
-Nothing here imports a target library: ``status`` reads distribution
-metadata only.
+Nothing here imports a target library: ``status``, ``patches`` and
+``freeze`` read distribution metadata only, and ``selftest`` runs the
+probes in child interpreters.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import textwrap
 
 import gpushim
+
+from .states import FAILED
+
+DESCRIPTION = """\
+Upstream bug fixes for old, pinned releases of CuPy, NVIDIA DALI and NVIDIA Warp,
+applied at import time by `import gpushim.auto` or `gpushim-run COMMAND`.
+This command reports what gpushim does on this install; it never imports a GPU library
+(selftest runs the patches' probes in child interpreters)."""
+
+EPILOG = """\
+states: applied (patched in this process), pending (gpushim is active here and patches
+the library when it is imported), inactive (would apply, but gpushim is not active in
+this process), not-affected, not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
+Report a patch that fails or a `needed` selftest verdict at https://github.com/gpushim/gpushim/issues"""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
 
@@ -22,40 +40,87 @@ def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> st
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
+def upgrades(records: list[dict]) -> str:
+    """Per installed release with patches in range, the upgrade after which it needs none of them."""
+    from gpushim.freeze import freeze
+
+    lines = [
+        f"  {release['distribution']} {release['version']} -> {release['fixed_in']}"
+        for release in freeze(records)["releases"]
+        if release["fixed_in"] is not None
+    ]
+    return "\n".join(["\nupgrades after which no patch is needed:", *lines]) if lines else ""
+
+
 def _status(arguments: argparse.Namespace) -> int:
     records = gpushim.status()
     if arguments.json:
         print(json.dumps(records, indent=2))
     else:
         print(format_table(records))
+        advice = upgrades(records)
+        if advice:
+            print(advice)
+    failed = [record["id"] for record in records if record["state"] == FAILED]
+    if arguments.check and failed:
+        print(f"gpushim status --check: {len(failed)} failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
 def _selftest(arguments: argparse.Namespace) -> int:
-    from gpushim.selftest import NEEDED, selftest
+    from gpushim.selftest import NEEDED, PROBE_ERROR, selftest, summary
 
-    results = selftest()
+    def progress(line: str) -> None:
+        print(f"gpushim selftest: {line}", file=sys.stderr, flush=True)
+
+    results = selftest(progress)
     if arguments.json:
         print(json.dumps(results, indent=2))
     else:
-        print(format_table(results, ("id", "distribution", "installed_version", "verdict", "without")))
-    return 1 if any(result["verdict"] == NEEDED for result in results) else 0
+        print(format_table(results, ("id", "distribution", "installed_version", "verdict", "without", "with")))
+        print(f"\n{summary(results)}")
+    return 1 if any(result["verdict"] in (NEEDED, PROBE_ERROR) for result in results) else 0
 
 
-def patch_table() -> str:
+def patch_table(records: list[dict] | None = None) -> str:
     """The README's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
-    registry = gpushim.registry()
-    for patch in registry.patches:
+    for record in gpushim.status() if records is None else records:
         rows.append(
-            f"| `{patch.id}` | {registry.library(patch.id).target} | `{patch.affected}` | {patch.fixed_in} "
-            f"| {patch.upstream} | {patch.summary} |"
+            f"| `{record['id']}` | {record['target']} | `{record['affected']}` | {record['fixed_in']} "
+            f"| {record['upstream']} | {record['summary']} |"
         )
     return "\n".join(rows)
 
 
+def patch_list(records: list[dict], width: int) -> str:
+    """The patches as a terminal table, what each fixes wrapped to ``width`` columns."""
+    columns = ("id", "affected", "fixed in")
+    rows = [columns] + [(record["id"], record["affected"], record["fixed_in"]) for record in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    indent = sum(widths) + 2 * len(widths)
+    summaries = ["what it fixes"] + [f"{record['summary']} ({record['upstream']})" for record in records]
+    lines = []
+    for row, summary in zip(rows, summaries):
+        left = "".join(cell.ljust(w + 2) for cell, w in zip(row, widths))
+        wrapped = textwrap.wrap(summary, max(width - indent, 30)) or [""]
+        lines.append(left + wrapped[0])
+        lines.extend(" " * indent + more for more in wrapped[1:])
+    return "\n".join(lines)
+
+
+_DECLARED = ("id", "target", "affected", "fixed_in", "upstream", "summary")
+
+
 def _patches(arguments: argparse.Namespace) -> int:
-    print(patch_table())
+    records = gpushim.status()
+    if arguments.markdown:
+        print(patch_table(records))
+    elif arguments.json:
+        print(json.dumps([{key: record[key] for key in _DECLARED} for record in records], indent=2))
+    else:
+        print(patch_list(records, shutil.get_terminal_size().columns))
     return 0
 
 
@@ -80,27 +145,105 @@ def _bootstrap_path(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gpushim", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    status = commands.add_parser("status", help="each patch and its state on this install")
-    status.add_argument("--json", action="store_true", help="print JSON records instead of a table")
-    status.set_defaults(run=_status)
-    selftest = commands.add_parser("selftest", help="run each installed patch's probe without and with it")
-    selftest.add_argument("--json", action="store_true", help="print JSON records instead of a table")
-    selftest.set_defaults(run=_selftest)
-    patches = commands.add_parser("patches", help="the Markdown table of patches for the README")
-    patches.set_defaults(run=_patches)
-    freeze = commands.add_parser("freeze", help="installed target releases and the patches that apply to them")
-    freeze.add_argument("--json", action="store_true", help="print JSON instead of requirement-style lines")
-    freeze.set_defaults(run=_freeze)
-    run = commands.add_parser("run", help="run a command with gpushim in every Python process it starts")
+def version() -> str:
+    """What ``--version`` prints: gpushim's version, where it is installed, and the Python running it."""
+    python = ".".join(map(str, sys.version_info[:3]))
+    return f"gpushim {gpushim.__version__} from {os.path.dirname(gpushim.__file__)} (Python {python})"
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="gpushim", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    top.add_argument("--version", action="version", version=version())
+    commands = top.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+
+    def command(name: str, summary: str, description: str, run, json_help: str | None = None):
+        sub = commands.add_parser(name, help=summary, description=description)
+        if json_help:
+            sub.add_argument("--json", action="store_true", help=json_help)
+        sub.set_defaults(run=run)
+        return sub
+
+    status = command(
+        "status",
+        "each patch and its state on this install",
+        "Each patch with the installed release of its library and its state in this process, "
+        "then, per installed release that needs patches, the upgrade after which it needs none. "
+        "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
+        "release's patches read `inactive` here.",
+        _status,
+        "print the status records as JSON",
+    )
+    status.add_argument("--check", action="store_true", help="exit with status 1 if a patch is failed (for CI)")
+    command(
+        "selftest",
+        "run each installed patch's probe without and with it",
+        "Runs the probe (a minimal reproduction of the bug) of every patch whose library is installed, "
+        "in fresh interpreters: without the patch (does this install have the bug?) and, where it "
+        "does, with it (is the bug gone?). Verdicts: effective, not-needed, needed (please report). "
+        "Exits with status 1 if a verdict is needed or a probe could not run.",
+        _selftest,
+        "print the results as JSON",
+    )
+    patches = command(
+        "patches",
+        "the patches gpushim has and the releases they apply to",
+        "Every patch gpushim ships: its id, the affected releases, the first fixed release, the "
+        "upstream issue and fix, and what it fixes.",
+        _patches,
+        "print the declarations as JSON",
+    )
+    patches.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
+    command(
+        "freeze",
+        "a requirements file of the installed libraries, with gpushim's patches in comments",
+        "A requirements file that pip accepts: gpushim and each installed library release pinned, "
+        "with the state of every patch for that release in a comment. For experiment logs and bug "
+        "reports; call gpushim.freeze.freeze() in the job itself to record what was applied there.",
+        _freeze,
+        "print JSON instead of a requirements file",
+    )
+    run = command(
+        "run",
+        "run a command with gpushim in every Python process it starts",
+        "Runs COMMAND with gpushim active in it and in every Python process it starts (as gpushim-run).",
+        _run,
+    )
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
-    run.set_defaults(run=_run)
-    bootstrap = commands.add_parser("bootstrap-path", help="the directory to put on PYTHONPATH with GPUSHIM_AUTO=1")
-    bootstrap.set_defaults(run=_bootstrap_path)
-    arguments = parser.parse_args(argv)
-    return arguments.run(arguments)
+    command(
+        "bootstrap-path",
+        "the directory to put on PYTHONPATH with GPUSHIM_AUTO=1",
+        "Prints the directory of gpushim's sitecustomize: first on PYTHONPATH, with GPUSHIM_AUTO=1, "
+        "it activates gpushim in every Python process that inherits the environment.",
+        _bootstrap_path,
+    )
+    return top
+
+
+def exit_quietly_on_broken_pipe(run, *arguments) -> int:
+    """``run(*arguments)``, ending quietly with status 1 when the reader of standard output has gone.
+
+    ``gpushim status | head -1`` closes the pipe early; like other command
+    line tools, gpushim then stops without a traceback.  Standard output is
+    pointed at ``/dev/null`` so that the flush at exit cannot fail again.
+    """
+    try:
+        code = run(*arguments)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    top = parser()
+    arguments = top.parse_args(argv)
+    if arguments.command is None:
+        return exit_quietly_on_broken_pipe(lambda: print(top.format_help(), end="") or 0)
+    return exit_quietly_on_broken_pipe(arguments.run, arguments)
 
 
 if __name__ == "__main__":

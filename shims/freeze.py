@@ -1,27 +1,45 @@
-"""``python -m gpushim freeze``: which releases gpushim patches here, for experiment logs.
+"""``gpushim freeze``: a requirements file of the releases gpushim patches here.
 
 A result is only reproducible with the library releases and the fixes that
-were in effect, so this lists each installed target's distribution and
-version with the ids of the patches that apply to it.  A patch is
-``applied`` in the process that asks (call :func:`freeze` from the training
-script after its imports to log that), or ``pending``: it applies as soon
-as the library is imported with gpushim active, which is all a fresh
-``python -m gpushim freeze`` can say, since it imports no GPU library.
+were in effect, so this pins gpushim and each installed target's
+distribution, and says in comments which patches concern that release and
+in what state.  ``pip install -r`` accepts the file as it is.
+
+A patch is ``applied`` in the process that asks (call :func:`freeze` from
+the training script after its imports to log that), ``pending`` where
+gpushim is active and the library not imported yet, and ``inactive`` where
+gpushim is not active: a fresh ``gpushim freeze`` imports no GPU library
+and activates nothing, so that is what it says of an affected release.
 """
 
 from __future__ import annotations
 
 import gpushim
 
-from .states import APPLIED, INACTIVE, PENDING
+from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
+
+# Every state but these says something about the release: the patch is in effect,
+# would be, could not be, or was turned off.
+_UNRELATED = (NOT_AFFECTED, NOT_INSTALLED)
+_IN_RANGE = (APPLIED, PENDING, INACTIVE, FAILED)
+
+LEGEND = """\
+# applied: patched in this process; pending: patched when the library is imported here;
+# inactive: gpushim is not active in this process (it patches the library where it is);
+# failed: gpushim could not patch it, the bug is there; disabled: off by GPUSHIM_DISABLE"""
 
 
 def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
-    """gpushim's version and, per installed target release, its applied or pending patches.
+    """gpushim's version and, per installed target release, its patches and the release that needs none.
 
-    ``records`` are status records, those of :func:`gpushim.status` by default.
+    ``records`` are status records, those of :func:`gpushim.status` by
+    default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
+    patches in range for it (None when there are none): upgrading to it makes
+    them all unnecessary.
     """
-    releases: dict[tuple[str, str], dict] = {}
+    from packaging.version import Version
+
+    releases: dict[tuple[str, str | None], dict] = {}
     for record in gpushim.status() if records is None else records:
         if record["distribution"] is None:
             continue
@@ -32,20 +50,48 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
                 "version": record["installed_version"],
                 "target": record["target"],
                 "patches": [],
+                "fixed_in": None,
             },
         )
-        if record["state"] in (APPLIED, PENDING, INACTIVE):
-            release["patches"].append({"id": record["id"], "state": record["state"]})
+        if record["state"] in _UNRELATED:
+            continue
+        release["patches"].append({"id": record["id"], "state": record["state"]})
+        if record["state"] in _IN_RANGE and (
+            release["fixed_in"] is None or Version(record["fixed_in"]) > Version(release["fixed_in"])
+        ):
+            release["fixed_in"] = record["fixed_in"]
     return {"gpushim": gpushim.__version__, "releases": list(releases.values())}
 
 
+def requirement(distribution: str, version: str | None) -> str:
+    """``distribution==version``, or a comment when the metadata gives no version that pip can pin.
+
+    pip refuses installed distributions whose version is not PEP 440
+    (from pip 24.1 on), so such a release is recorded but not pinned.
+    """
+    if version is None:
+        return f"# {distribution}: its metadata gives no version, so it is not pinned"
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(version)
+    except InvalidVersion:
+        return f"# {distribution} {version}: not a PEP 440 version, so it is not pinned"
+    return f"{distribution}=={version}"
+
+
 def format_freeze(frozen: dict) -> str:
-    """One ``distribution==version`` line per release, with its patches and their states."""
+    """The requirements file: gpushim pinned, then each release pinned with its patches in comments below it."""
     lines = [
-        f"# gpushim=={frozen['gpushim']}; applied: patched in this process; "
-        "pending: patched once the library is imported with gpushim active"
+        "# gpushim freeze: the libraries gpushim patches here, with the state of each patch",
+        LEGEND,
+        f"gpushim=={frozen['gpushim']}",
     ]
     for release in frozen["releases"]:
-        patches = ", ".join(f"{patch['id']} ({patch['state']})" for patch in release["patches"])
-        lines.append(f"{release['distribution']}=={release['version']}  {patches or 'no patch applies'}")
+        lines.append(requirement(release["distribution"], release["version"]))
+        lines.extend(f"#   {patch['id']}: {patch['state']}" for patch in release["patches"])
+        if not release["patches"]:
+            lines.append("#   no gpushim patch applies to this release")
+        if release["fixed_in"] is not None:
+            lines.append(f"#   none of these is needed from {release['distribution']} {release['fixed_in']} on")
     return "\n".join(lines)

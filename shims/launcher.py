@@ -22,8 +22,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bootstrap")
-USAGE = "usage: gpushim-run COMMAND [ARGUMENT ...]"
-PURPOSE = "Run COMMAND with gpushim active in it and in every Python process it starts."
+USAGE = "usage: gpushim-run [--version] [--] COMMAND [ARGUMENT ...]"
+PURPOSE = """\
+Run COMMAND with gpushim active in it and in every Python process it starts.
+
+gpushim-run puts gpushim's bootstrap directory first on PYTHONPATH, sets GPUSHIM_AUTO=1
+and then becomes COMMAND (same process id, signals and exit status). The GPUSHIM_*
+switches set before it reach every process below it. Put -- before a COMMAND that
+starts with a dash."""
 
 
 def environment(base: Mapping[str, str]) -> dict[str, str]:
@@ -40,6 +46,9 @@ def run(command: list[str]) -> int:
     if not command:
         print(USAGE, file=sys.stderr)
         return 2
+    if not command[0]:
+        print("gpushim-run: the command is an empty string", file=sys.stderr)
+        return 127
     try:
         os.execvpe(command[0], command, environment(os.environ))
     except OSError as error:
@@ -48,8 +57,14 @@ def run(command: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``gpushim-run``: its own options come first, anything after them is the command."""
     arguments = sys.argv[1:] if argv is None else argv
     if arguments[:1] in (["-h"], ["--help"]):
         print(f"{USAGE}\n\n{PURPOSE}")
+        return 0
+    if arguments[:1] == ["--version"]:
+        from .cli import version
+
+        print(version().replace("gpushim", "gpushim-run", 1))
         return 0
     return run(arguments)

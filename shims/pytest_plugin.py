@@ -1,7 +1,8 @@
 """The pytest plugin (entry point ``pytest11``): gpushim's part in a test session.
 
-Its header line says which patches apply to which installed releases, so
-that a test log tells whether its results were obtained with them.
+Its header line says which patches apply to which installed releases and
+whether gpushim is active in the session, so that a test log tells whether
+its results were obtained with the fixes.
 ``--gpushim`` applies them in the pytest process before any conftest file is
 imported; ``--gpushim-strict`` makes a patch that cannot be applied an error
 (``GPUSHIM_STRICT=1`` for the session and its subprocesses) and fails the
@@ -20,6 +21,8 @@ import pytest
 
 import gpushim
 from gpushim import PatchError, switches
+
+from .states import FAILED, INACTIVE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -58,15 +61,26 @@ def _set_for_the_session(config: pytest.Config, name: str, value: str) -> None:
     config.add_cleanup(restore)
 
 
+INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpushim or gpushim-run pytest activates it)"
+
+
 def header(records: list[dict[str, str | None]]) -> str:
-    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets."""
+    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets.
+
+    ``pending`` and ``inactive`` must not be confused here: a test has the
+    fix of a pending patch as soon as it imports the library, and never has
+    the fix of an inactive one.
+    """
     releases: dict[str, list[str]] = {}
     for record in records:
         if record["distribution"] is not None:
             release = f"{record['distribution']} {record['installed_version']}"
             releases.setdefault(release, []).append(f"{record['id']} {record['state']}")
     listed = ", ".join(f"{release} ({', '.join(patches)})" for release, patches in releases.items())
-    return f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+    line = f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+    if any(record["state"] == INACTIVE for record in records):
+        line += f"; {INACTIVE_NOTE}"
+    return line
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -74,7 +88,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def _failed() -> list[dict[str, str | None]]:
-    return [record for record in gpushim.status() if record["state"] == "failed"]
+    return [record for record in gpushim.status() if record["state"] == FAILED]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

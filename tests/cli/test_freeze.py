@@ -1,0 +1,132 @@
+"""``gpushim freeze``: a requirements file that pip accepts, with the patches' states in comments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gpushim
+from gpushim.freeze import format_freeze, freeze, requirement
+from tests.cli.scripts import RELEASES, command, environment, status, write_distribution
+
+
+def record(id, state, distribution="synthlib-cuda12", version="1.5.0", fixed_in="2.0"):
+    return {
+        "id": id,
+        "target": "synthlib",
+        "distribution": distribution,
+        "installed_version": version,
+        "affected": "<2.0",
+        "fixed_in": fixed_in,
+        "state": state,
+        "reason": "",
+    }
+
+
+def pip_dry_run(requirements, env):
+    """``pip install --dry-run --no-index -r``: resolves from what is installed alone."""
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    return subprocess.run(
+        [*pip, "install", "--dry-run", "--no-index", "-r", requirements],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_pip_installs_from_the_file_what_is_installed(installed, tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    finished = command("gpushim", "freeze", env=installed)
+    assert finished.returncode == 0, finished.stderr
+    requirements.write_text(finished.stdout)
+    resolved = pip_dry_run(requirements, installed)
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    pinned = [f"gpushim=={gpushim.__version__}", *(f"{name}=={version}" for name, version in RELEASES.items())]
+    for line in pinned:
+        assert f"Requirement already satisfied: {line} " in resolved.stdout
+    assert "Would install" not in resolved.stdout
+
+
+def test_pip_refuses_the_file_when_a_pinned_release_is_not_installed(installed, tmp_path):
+    """What makes the test above mean something: pip does check the pins."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(command("gpushim", "freeze", env=installed).stdout.replace("==1.6.0", "==1.6.1"))
+    resolved = pip_dry_run(requirements, installed)
+    assert resolved.returncode != 0
+    assert "warp-lang==1.6.1" in resolved.stderr
+
+
+def test_each_release_is_pinned_with_the_state_of_its_patches_below_it(installed):
+    records = status(installed)
+    lines = command("gpushim", "freeze", env=installed).stdout.splitlines()
+    requirements = [line for line in lines if not line.startswith("#")]
+    assert requirements == [f"gpushim=={gpushim.__version__}", *(f"{name}=={v}" for name, v in RELEASES.items())]
+    for distribution, version in RELEASES.items():
+        below = lines[lines.index(f"{distribution}=={version}") + 1 :]
+        comments = below[: next((i for i, line in enumerate(below) if not line.startswith("#")), len(below))]
+        states = [
+            f"#   {r['id']}: {r['state']}"
+            for r in records
+            if r["distribution"] == distribution and r["state"] not in ("not-affected", "not-installed")
+        ]
+        assert states and comments[: len(states)] == states
+
+
+def test_the_command_imports_no_library(installed):
+    code = "import sys; from gpushim.cli import main; main(['freeze']); print({'cupy', 'warp'} & set(sys.modules))"
+    finished = subprocess.run([sys.executable, "-c", code], env=installed, capture_output=True, text=True, timeout=300)
+    assert finished.stdout.splitlines()[-1] == "set()", finished.stderr
+
+
+def test_json_lists_the_releases_with_their_patches_and_the_release_that_needs_none(installed):
+    frozen = json.loads(command("gpushim", "freeze", "--json", env=installed).stdout)
+    assert frozen["gpushim"] == gpushim.__version__
+    assert {(r["distribution"], r["version"]) for r in frozen["releases"]} == set(RELEASES.items())
+    assert all(release["patches"] and release["fixed_in"] for release in frozen["releases"])
+
+
+def test_inactive_pending_applied_and_failed_patches_are_listed_and_counted_for_the_upgrade():
+    records = [
+        record("synth.a", "inactive", fixed_in="1.9"),
+        record("synth.b", "pending", fixed_in="1.10"),
+        record("synth.c", "applied", fixed_in="1.6"),
+        record("synth.d", "failed", fixed_in="1.7"),
+        record("synth.e", "disabled", fixed_in="3.0"),
+        record("synth.f", "not-affected", fixed_in="4.0"),
+    ]
+    (release,) = freeze(records)["releases"]
+    assert [(patch["id"], patch["state"]) for patch in release["patches"]] == [
+        ("synth.a", "inactive"),
+        ("synth.b", "pending"),
+        ("synth.c", "applied"),
+        ("synth.d", "failed"),
+        ("synth.e", "disabled"),
+    ]
+    assert release["fixed_in"] == "1.10"
+
+
+def test_the_text_of_a_release_that_no_patch_concerns():
+    lines = format_freeze(freeze([record("synth.a", "not-affected", version="2.3.0")])).splitlines()
+    assert lines[-2:] == ["synthlib-cuda12==2.3.0", "#   no gpushim patch applies to this release"]
+
+
+def test_a_release_without_a_pip_version_is_recorded_in_a_comment():
+    assert requirement("synthlib-cuda12", "1.5.0") == "synthlib-cuda12==1.5.0"
+    assert requirement("synthlib-cuda12", "13.3.0garbage!") == (
+        "# synthlib-cuda12 13.3.0garbage!: not a PEP 440 version, so it is not pinned"
+    )
+    no_version = "# synthlib-cuda12: its metadata gives no version, so it is not pinned"
+    assert requirement("synthlib-cuda12", None) == no_version
+
+
+def test_a_release_without_a_pip_version_does_not_stop_pip(tmp_path):
+    site = tmp_path / "site"
+    write_distribution(site, "synthlib-cuda12", "1.5.0")
+    requirements = tmp_path / "requirements.txt"
+    records = [record("synth.a", "inactive"), record("synth.b", "inactive", distribution="other", version=None)]
+    requirements.write_text(format_freeze(freeze(records)) + "\n")
+    resolved = pip_dry_run(requirements, environment(PYTHONPATH=str(site)))
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    assert "Requirement already satisfied: synthlib-cuda12==1.5.0 " in resolved.stdout

@@ -1,0 +1,53 @@
+"""The pytest header tells a session where gpushim is active from one where it is not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gpushim
+from gpushim.pytest_plugin import INACTIVE_NOTE, header
+
+
+def record(id, state, distribution="warp-lang", version="1.6.0"):
+    return {"id": id, "distribution": distribution, "installed_version": version, "state": state}
+
+
+def test_inactive_patches_are_named_and_explained():
+    records = [record("warp.a", "inactive"), record("warp.b", "not-affected"), record("dali.c", "not-installed", None)]
+    assert header(records) == (
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a inactive, warp.b not-affected); {INACTIVE_NOTE}"
+    )
+
+
+def test_pending_patches_need_no_explanation():
+    assert header([record("warp.a", "pending")]) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending)"
+
+
+def session_header(installed, tmp_path, *options):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options],
+        cwd=suite,
+        env=installed,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return next(line for line in finished.stdout.splitlines() if line.startswith("gpushim "))
+
+
+def test_a_session_without_gpushim_says_it_is_not_active(installed, tmp_path):
+    line = session_header(installed, tmp_path)
+    assert "pending" not in line
+    assert "inactive" in line.split(";")[0]
+    assert line.endswith(f"; {INACTIVE_NOTE}")
+
+
+def test_a_session_with_gpushim_says_pending(installed, tmp_path):
+    line = session_header(installed, tmp_path, "--gpushim")
+    assert "pending" in line
+    assert "inactive" not in line

@@ -1,0 +1,246 @@
+"""``gpushim selftest`` on synthetic libraries: answers, interpreters, progress and summary.
+
+Every interpreter of the run, the command's and its children, loads the
+registry of ``synthpatches`` (a user ``sitecustomize`` on PYTHONPATH puts
+it in gpushim's place), so the probes are known: ``synthone`` has two bugs
+whose probes say whether the other patch is on, and a third that is not
+there; ``synthtwo`` prints a banner on import as Warp does without a CUDA
+driver, and one of its probes kills the interpreter while its bug is there.
+Each probe appends its interpreter's process id to a log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import textwrap
+from collections import defaultdict
+
+import pytest
+
+from tests.cli.scripts import command, environment, write_distribution
+
+SYNTHONE = """
+__version__ = "1.5.0"
+
+def compute(x):
+    return x
+
+def size():
+    return 0
+"""
+
+SYNTHTWO = """
+print("Visit https://example.invalid/README.md#installing for guidance.")
+__version__ = "2.0.0"
+
+def healthy():
+    return False
+"""
+
+SYNTHPATCHES = """
+import os
+import sys
+
+from gpushim import Patch
+
+BANNER = "Visit https://example.invalid/README.md#installing for guidance."
+
+
+def declare(id, target, apply, probe):
+    patch = Patch(
+        id=id, target=target, distributions=(target,), affected="<3", fixed_in="3.0",
+        issue="synth/synth#1", fix="synth/synth#2", summary=id,
+    )
+    patch.applier(apply)
+    patch.prober(probe)
+    return patch
+
+
+def note(id):
+    with open(os.environ["SYNTH_LOG"], "a") as log:
+        log.write(f"{os.getpid()} {id}\\n")
+
+
+def wrapped(function):
+    return hasattr(function, "__wrapped__")
+
+
+def add_one(wrapped, instance, args, kwargs):
+    return wrapped(*args, **kwargs) + 1
+
+
+def compute_probe():
+    note("one.compute")
+    import synthone
+
+    print(BANNER)
+    if synthone.compute(1) != 2:
+        return f"compute(1) is {synthone.compute(1)}; size patched: {wrapped(synthone.size)}"
+
+
+def size_probe():
+    note("one.size")
+    import synthone
+
+    if synthone.size() != 1:
+        return f"size() is {synthone.size()}; compute patched: {wrapped(synthone.compute)}"
+
+
+def fine_probe():
+    note("one.fine")
+    import synthone
+
+    print("the last line a library printed")
+
+
+def noisy_probe():
+    note("two.noisy")
+    import synthtwo
+
+    print(BANNER)
+
+
+def crash_probe():
+    note("two.crash")
+    import synthtwo
+
+    if not synthtwo.healthy():
+        os.kill(os.getpid(), 9)
+
+
+PATCHES = [
+    declare("one.compute", "synthone", lambda module, site: site.wrap(module, "compute", add_one), compute_probe),
+    declare("one.size", "synthone", lambda module, site: site.wrap(module, "size", add_one), size_probe),
+    declare("one.fine", "synthone", lambda module, site: None, fine_probe),
+    declare("two.noisy", "synthtwo", lambda module, site: None, noisy_probe),
+    declare("two.crash", "synthtwo", lambda module, site: site.replace(module, "healthy", lambda: True), crash_probe),
+]
+
+
+def broken_probe():
+    raise LookupError("the probe is wrong")
+
+
+if os.environ.get("SYNTH_BROKEN"):
+    PATCHES = [declare("one.broken", "synthone", lambda module, site: None, broken_probe)]
+"""
+
+SITECUSTOMIZE = """
+import gpushim
+from gpushim.engine import Registry
+
+import synthpatches
+
+gpushim._registry = Registry(synthpatches.PATCHES)
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    site = tmp_path_factory.mktemp("site")
+    for name, source in {"synthpatches.py": SYNTHPATCHES, "sitecustomize.py": SITECUSTOMIZE}.items():
+        (site / name).write_text(textwrap.dedent(source))
+    for name, source, version in (("synthone", SYNTHONE, "1.5.0"), ("synthtwo", SYNTHTWO, "2.0.0")):
+        (site / name).mkdir()
+        (site / name / "__init__.py").write_text(textwrap.dedent(source))
+        write_distribution(site, name, version)
+    return site
+
+
+@pytest.fixture(scope="module")
+def run(site):
+    """``gpushim selftest --json`` and ``gpushim selftest`` over the synthetic libraries, and their probes' log."""
+    log = site / "probes.log"
+    env = environment(PYTHONPATH=str(site), SYNTH_LOG=str(log))
+    as_json = command("gpushim", "selftest", "--json", env=env)
+    probes = log.read_text().splitlines()
+    as_table = command("gpushim", "selftest", env=env)
+    return as_json, probes, as_table
+
+
+@pytest.fixture(scope="module")
+def results(run):
+    as_json = run[0]
+    assert as_json.returncode == 0, as_json.stderr
+    return {result["id"]: result for result in json.loads(as_json.stdout)}
+
+
+def test_verdicts(results):
+    assert {id: result["verdict"] for id, result in results.items()} == {
+        "one.compute": "effective",
+        "one.size": "effective",
+        "one.fine": "not-needed",
+        "two.noisy": "not-needed",
+        "two.crash": "effective",
+    }
+
+
+def test_a_probe_answers_through_its_own_channel_not_standard_output(results):
+    assert results["one.compute"]["without"].startswith("compute(1) is 1;")
+    assert (results["one.fine"]["without"], results["two.noisy"]["without"]) == ("no bug", "no bug")
+
+
+def test_without_turns_off_only_the_probed_patch(results):
+    """In the interpreter the library's probes share, the other patches stay on."""
+    assert results["one.compute"]["without"] == "compute(1) is 1; size patched: True"
+    assert results["one.size"]["without"] == "size() is 0; compute patched: True"
+
+
+def test_with_is_shown_where_the_bug_showed_without(results):
+    assert [results[id]["with"] for id in ("one.compute", "one.size", "two.crash")] == ["no bug"] * 3
+    assert results["one.fine"]["with"] == ""
+
+
+def test_a_probe_that_kills_the_interpreter_shows_the_bug(results):
+    assert results["two.crash"]["without"] == f"the interpreter died of signal {int(signal.SIGKILL)}"
+
+
+def test_one_interpreter_per_library_and_state_and_one_per_probe_after_a_crash(run):
+    """synthone: without, with. synthtwo: without (killed), each probe alone, with."""
+    interpreters = defaultdict(list)
+    for line in run[1]:
+        pid, id = line.split()
+        interpreters[pid].append(id)
+    assert list(interpreters.values()) == [
+        ["one.compute", "one.size", "one.fine"],
+        ["one.compute", "one.size"],
+        ["two.noisy", "two.crash"],
+        ["two.noisy"],
+        ["two.crash"],
+        ["two.crash"],
+    ]
+
+
+def test_progress_goes_to_standard_error(run):
+    lines = [re.sub(r" \(\d+\.\d s\)$", " (T s)", line) for line in run[0].stderr.splitlines()]
+    assert lines == [
+        "gpushim selftest: synthone 1.5.0: 3 probes, each without its patch ...",
+        "gpushim selftest: synthone 1.5.0: 2 of 3 showed the bug without (T s)",
+        "gpushim selftest: synthone 1.5.0: 2 probes with the patches ...",
+        "gpushim selftest: synthone 1.5.0: 0 of 2 showed the bug with (T s)",
+        "gpushim selftest: synthtwo 2.0.0: 2 probes, each without its patch ...",
+        f"gpushim selftest: the interpreter died of signal {int(signal.SIGKILL)}; "
+        "running each probe in an interpreter of its own",
+        "gpushim selftest: synthtwo 2.0.0: 1 of 2 showed the bug without (T s)",
+        "gpushim selftest: synthtwo 2.0.0: 1 probe with the patches ...",
+        "gpushim selftest: synthtwo 2.0.0: 0 of 1 showed the bug with (T s)",
+    ]
+
+
+def test_the_table_has_both_columns_and_ends_with_the_count(run):
+    as_table = run[2]
+    assert as_table.returncode == 0, as_table.stderr
+    lines = as_table.stdout.splitlines()
+    assert lines[0].split() == ["id", "distribution", "installed_version", "verdict", "without", "with"]
+    assert lines[-1] == "3 effective, 2 not-needed, 0 needed"
+
+
+def test_a_probe_that_raises_is_an_error_not_a_verdict_on_the_bug(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_BROKEN="1"))
+    assert finished.returncode == 1
+    lines = finished.stdout.splitlines()
+    row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
+    assert row == ["one.broken", "synthone", "1.5.0", "probe-error", "LookupError: the probe is wrong", "-"]
+    assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 probe-error"

@@ -1,0 +1,96 @@
+"""What a user installs: the wheel's license, typing marker and metadata, and gpushim under pytest.
+
+The wheel is built from this tree with ``uv build`` and installed, with
+pytest, into a virtual environment of its own: an editable install hides
+what pytest does to an installed plugin's package (it marks the package for
+assertion rewriting; ``gpushim-run`` has imported it before pytest starts).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import gpushim
+from tests.cli.scripts import environment
+
+ROOT = Path(__file__).parents[2]
+PASSING_TEST = "import sys\n\n\ndef test_gpushim_is_active():\n    assert 'gpushim.auto' in sys.modules\n"
+
+
+def uv(*arguments: str, cwd: Path | None = None) -> None:
+    finished = subprocess.run(
+        [shutil.which("uv") or "uv", *arguments], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+    assert finished.returncode == 0, finished.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    uv("build", "--wheel", "--out-dir", str(out), str(ROOT))
+    (built,) = out.glob("gpushim-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed_wheel(wheel, tmp_path_factory) -> Path:
+    """The ``bin`` directory of a virtual environment with the wheel and pytest installed."""
+    venv = tmp_path_factory.mktemp("venv")
+    uv("venv", "--quiet", "--python", sys.executable, str(venv))
+    python = str(venv / "bin" / "python")
+    uv("pip", "install", "--quiet", "--python", python, str(wheel), f"pytest=={pytest.__version__}")
+    return venv / "bin"
+
+
+def test_the_wheel_carries_the_license_and_the_typing_marker(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"gpushim-{gpushim.__version__}.dist-info"
+    assert zipfile.ZipFile(wheel).read(f"{dist_info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+    assert "gpushim/py.typed" in names
+
+
+def test_the_metadata_says_where_the_project_is_and_what_it_is_for(wheel):
+    metadata = zipfile.ZipFile(wheel).read(f"gpushim-{gpushim.__version__}.dist-info/METADATA").decode()
+    fields = [line.split(": ", 1) for line in metadata.split("\n\n")[0].splitlines()]
+    assert ["License-Expression", "Apache-2.0"] in fields
+    urls = dict(value.split(", ") for name, value in fields if name == "Project-URL")
+    assert set(urls) >= {"Homepage", "Source", "Issues", "Changelog"}
+    classifiers = {value for name, value in fields if name == "Classifier"}
+    assert {"Typing :: Typed", "Framework :: Pytest", "Environment :: GPU :: NVIDIA CUDA :: 12"} <= classifiers
+
+
+def test_the_license_is_the_apache_license_2_0():
+    text = (ROOT / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+@pytest.mark.parametrize("script", ["gpushim", "gpushim-run"])
+def test_the_installed_scripts_print_their_version(installed_wheel, script):
+    finished = subprocess.run(
+        [str(installed_wheel / script), "--version"], env=environment(), capture_output=True, text=True, timeout=120
+    )
+    assert finished.stdout.startswith(f"{script} {gpushim.__version__} from {installed_wheel.parent}/lib/")
+
+
+def test_gpushim_run_pytest_passes_with_warnings_as_errors(installed_wheel, tmp_path):
+    """pytest marks gpushim for rewriting, which gpushim-run's bootstrap imported first; that must not warn."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
+    (tmp_path / "test_suite.py").write_text(PASSING_TEST)
+    finished = subprocess.run(
+        [str(installed_wheel / "gpushim-run"), str(installed_wheel / "pytest"), "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "1 passed" in finished.stdout
+    assert "PytestAssertRewriteWarning" not in finished.stdout + finished.stderr
