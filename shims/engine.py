@@ -107,12 +107,16 @@ class Registry:
                     continue
                 self._outcomes[id] = _Outcome(PENDING)
                 target = self._libraries[id].target
-                if target not in self._watched and target not in targets:
+                if target not in targets:
                     targets.append(target)
+            watched = [target for target in targets if target in self._watched]
             self._watched.update(targets)
             self._late.update(target for target in targets if target in sys.modules)
         for target in targets:
-            hooks.when_imported(target, self._on_import)
+            if target not in watched:
+                hooks.when_imported(target, self._on_import)
+            elif is_imported(target):
+                self._on_import(sys.modules[target])
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""

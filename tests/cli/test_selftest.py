@@ -49,13 +49,10 @@ BANNER = "Visit https://example.invalid/README.md#installing for guidance."
 
 
 def declare(id, target, apply, probe):
-    patch = Patch(
-        id=id, target=target, distributions=(target,), affected="<3", fixed_in="3.0",
-        issue="synth/synth#1", fix="synth/synth#2", summary=id,
-    )
+    patch = Patch(id=id, affected="<3", fixed_in="3.0", issue="synth/synth#1", fix="synth/synth#2", summary=id)
     patch.applier(apply)
     patch.prober(probe)
-    return patch
+    return target, patch
 
 
 def note(id):
@@ -111,11 +108,11 @@ def crash_probe():
 
 
 PATCHES = [
-    declare("one.compute", "synthone", lambda module, site: site.wrap(module, "compute", add_one), compute_probe),
-    declare("one.size", "synthone", lambda module, site: site.wrap(module, "size", add_one), size_probe),
-    declare("one.fine", "synthone", lambda module, site: None, fine_probe),
-    declare("two.noisy", "synthtwo", lambda module, site: None, noisy_probe),
-    declare("two.crash", "synthtwo", lambda module, site: site.replace(module, "healthy", lambda: True), crash_probe),
+    declare("one.compute", "synthone", lambda module, journal: journal.wrap(module, "compute", add_one), compute_probe),
+    declare("one.size", "synthone", lambda module, journal: journal.wrap(module, "size", add_one), size_probe),
+    declare("one.fine", "synthone", lambda module, journal: None, fine_probe),
+    declare("two.noisy", "synthtwo", lambda module, journal: None, noisy_probe),
+    declare("two.crash", "synthtwo", lambda module, journal: journal.replace(module, "healthy", lambda: True), crash_probe),
 ]
 
 
@@ -124,16 +121,22 @@ def broken_probe():
 
 
 if os.environ.get("SYNTH_BROKEN"):
-    PATCHES = [declare("one.broken", "synthone", lambda module, site: None, broken_probe)]
+    PATCHES = [declare("one.broken", "synthone", lambda module, journal: None, broken_probe)]
 """
 
 SITECUSTOMIZE = """
 import gpushim
+from gpushim.catalogue import Library
 from gpushim.engine import Registry
 
 import synthpatches
 
-gpushim._registry = Registry(synthpatches.PATCHES)
+targets = {target: {} for target, _ in synthpatches.PATCHES}
+for target, patch in synthpatches.PATCHES:
+    targets[target][patch.id] = patch
+gpushim._registry = Registry(
+    Library(target, target, (target,), list(patches), patches.__getitem__) for target, patches in targets.items()
+)
 """
 
 

@@ -132,3 +132,13 @@ def test_a_target_still_executing_when_patched_is_patched_at_the_next_import(tar
     importlib.import_module(f"{target.name}.extra")
     assert module.compute(1) == 3
     assert state_of(registry)["state"] == "applied"
+
+
+def test_one_patch_undone_and_patched_again_beside_another_applies_at_once(target):
+    module = target.import_()
+    registry = registry_for(make_patch(target), make_patch(target, id="synth.other"))
+    registry.patch()
+    registry.unpatch("synth.compute")
+    registry.patch("synth.compute")
+    assert state_of(registry)["state"] == "applied"
+    assert module.compute(1) == 4
