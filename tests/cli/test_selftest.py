@@ -112,7 +112,7 @@ PATCHES = [
     declare("one.size", "synthone", lambda module, journal: journal.wrap(module, "size", add_one), size_probe),
     declare("one.fine", "synthone", lambda module, journal: None, fine_probe),
     declare("two.noisy", "synthtwo", lambda module, journal: None, noisy_probe),
-    declare("two.crash", "synthtwo", lambda module, journal: journal.replace(module, "healthy", lambda: True), crash_probe),
+    declare("two.crash", "synthtwo", lambda m, journal: journal.replace(m, "healthy", lambda: True), crash_probe),
 ]
 
 
