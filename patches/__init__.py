@@ -15,6 +15,8 @@ MODULES = (
     "cupy.fuse_python_scalar",
     "cupy.fuse_inf_nan",
     "dali.cai_stream_none",
+    "cupy.copyto_python_scalar",
+    "cupy.random_seed_numpy2",
     "warp.cai_missing_strides",
 )
 
