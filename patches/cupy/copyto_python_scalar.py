@@ -61,7 +61,7 @@ patch = Patch(
     fixed_in="13.3.0",
     issue="cupy/cupy#8391",
     fix="cupy/cupy#8430 (backport #8435)",
-    summary="cupy.copyto, cupy.full and cupy.full_like raise TypeError from numpy.can_cast on Python scalars under NumPy 2.",
+    summary="cupy.copyto, cupy.full and cupy.full_like raise TypeError on Python scalars under NumPy 2.",
 )
 
 _PYTHON_SCALARS = frozenset((bool, int, float, complex))

@@ -132,7 +132,7 @@ def installed_curand(curand):
 
     libs = importlib.import_module("cupy_backends.cuda.libs")
     name, missing = "cupy_backends.cuda.libs.curand", object()
-    saved = ((sys.modules, name, sys.modules.get(name, missing)), (vars(libs), "curand", vars(libs).get("curand", missing)))
+    saved = [(table, key, table.get(key, missing)) for table, key in ((sys.modules, name), (vars(libs), "curand"))]
     sys.modules[name] = libs.curand = curand
     try:
         yield curand

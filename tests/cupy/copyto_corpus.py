@@ -289,7 +289,8 @@ def trace_fusion():
     with memory:
         for case, function, codes in fusion_cases():
             args = tuple(cupy.empty((3,), code) for code in codes)
-            for path, trace in (("first", fusion_tracing.trace_first_path), ("second", fusion_tracing.trace_second_path)):
+            for path in ("first", "second"):
+                trace = getattr(fusion_tracing, f"trace_{path}_path")
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     traced[f"{case} {path}"] = trace(function, args, "fill")

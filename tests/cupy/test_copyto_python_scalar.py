@@ -57,7 +57,8 @@ def test_needed_each_call_site_raises_numpy2_typeerror_without_gpushim(site):
 @needs_fix
 def test_needed_every_python_scalar_fill_is_refused_without_gpushim():
     outcomes = copyto_corpus.run(copyto_corpus.copyto_cases())
-    python = [case for case in outcomes if case.startswith(("copyto bool", "copyto int", "copyto float", "copyto complex"))]
+    kinds = ("copyto bool", "copyto int", "copyto float", "copyto complex")
+    python = [case for case in outcomes if case.startswith(kinds)]
     assert len(python) == len(copyto_corpus.PYTHON_SCALARS) * len(copyto_corpus.DTYPES) * len(copyto_corpus.CASTINGS)
     assert all(refused(outcomes[case]) for case in python)
     numpy_scalars = [case for case in outcomes if case.startswith("copyto numpy")]
