@@ -87,7 +87,7 @@ def matrix(session: nox.Session, cell: str) -> None:
     for old in ARTEFACTS.glob(f"cells/{cell}.*"):
         old.unlink()
     junit = ARTEFACTS / "cells" / f"{cell}.xml"
-    env = {"GPUSHIM_ARTEFACTS": str(ARTEFACTS)}
+    env = {"GPUSHIM_ARTEFACTS": str(ARTEFACTS), "MATRIX_CELL": cell}
     session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", env=env)
     run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "tests.matrix.cell_states")
     save_selftest(session, cell)

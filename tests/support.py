@@ -83,6 +83,17 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 60
     )
 
 
+def reference_record(id: str) -> dict | None:
+    """The outcomes the reference release of patch ``id`` recorded, unpatched, if its cell ran."""
+    from tests.matrix.cells import reference_of
+
+    for path in sorted(ARTEFACTS.glob(f"{id}@*.json")):
+        document = json.loads(path.read_text())
+        if document["release"] == reference_of(id) and document["state"] != "applied":
+            return document
+    return None
+
+
 def record_faithful(patch: Patch, outcomes: object) -> Path:
     """Write this release's outcomes on a patch's corpus for the matrix to compare.
 
@@ -91,9 +102,9 @@ def record_faithful(patch: Patch, outcomes: object) -> Path:
     patched old release behaves as the fixed one does.
     """
     record = gpushim.record(patch.id)
-    distribution, version, state = record["distribution"], record["installed_version"], record["state"]
-    path = ARTEFACTS / f"{patch.id}@{distribution}-{version}.json"
+    release = f"{record['distribution']}-{record['installed_version']}"
+    path = ARTEFACTS / f"{patch.id}@{os.environ.get('MATRIX_CELL', release)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"patch": patch.id, "release": f"{distribution} {version}", "state": state, "outcomes": outcomes}
+    document = {"patch": patch.id, "release": release, "state": record["state"], "outcomes": outcomes}
     path.write_text(json.dumps(document, indent=1, sort_keys=True, default=repr) + "\n")
     return path

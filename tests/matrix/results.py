@@ -15,7 +15,7 @@ import platform
 import xml.etree.ElementTree as ElementTree
 
 from tests.matrix.cells import MATRIX, load_cells, load_references
-from tests.support import ARTEFACTS
+from tests.support import ARTEFACTS, reference_record
 
 CELLS_DIR = ARTEFACTS / "cells"
 
@@ -37,15 +37,15 @@ def _tests(cell: str) -> tuple[str, bool]:
     return text, failed == 0
 
 
-def _faithful(id: str, release: str, state: str, references: dict[str, str]) -> str:
+def _faithful(id: str, cell: str, release: str, state: str, references: dict[str, str]) -> str:
     if release == references.get(id):
         return "reference"
     if state != "applied":
         return "-"
-    mine, theirs = ARTEFACTS / f"{id}@{release}.json", ARTEFACTS / f"{id}@{references[id]}.json"
-    if not (mine.exists() and theirs.exists()):
+    mine, theirs = ARTEFACTS / f"{id}@{cell}.json", reference_record(id)
+    if not (mine.exists() and theirs):
         return "not recorded"
-    same = json.loads(mine.read_text())["outcomes"] == json.loads(theirs.read_text())["outcomes"]
+    same = json.loads(mine.read_text())["outcomes"] == theirs["outcomes"]
     return f"= {references[id]}" if same else f"DIFFERS from {references[id]}"
 
 
@@ -73,7 +73,7 @@ def rows() -> list[tuple[str, ...]]:
             release = f"{record['distribution']}-{record['installed_version']}"
             needed, effective = _selftest_cells(verdicts.get(record["id"]))
             harmless = ("yes" if passed else "NO") if record["state"] == "not-affected" else "-"
-            faithful = _faithful(record["id"], release, record["state"], references)
+            faithful = _faithful(record["id"], cell, release, record["state"], references)
             table.append((cell, record["id"], record["state"], needed, effective, faithful, harmless, tests))
     return table
 

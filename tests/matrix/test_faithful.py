@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.matrix.cells import load_references
-from tests.support import ARTEFACTS
+from tests.support import ARTEFACTS, reference_record
 
 REFERENCES = load_references()
 
@@ -26,11 +26,9 @@ def recorded(state: str) -> list[Path]:
 @pytest.mark.parametrize("artefact", recorded("applied"), ids=lambda path: path.stem)
 def test_patched_release_matches_its_reference(artefact):
     patched = json.loads(artefact.read_text())
-    reference_path = ARTEFACTS / f"{patched['patch']}@{REFERENCES[patched['patch']]}.json"
-    if not reference_path.exists():
-        pytest.fail(f"no outcomes recorded for the reference {reference_path.name}; run its matrix cell")
-    reference = json.loads(reference_path.read_text())
-    assert reference["state"] != "applied"
+    reference = reference_record(patched["patch"])
+    if reference is None:
+        pytest.fail(f"no outcomes recorded for {REFERENCES[patched['patch']]}; run its matrix cell")
     assert patched["outcomes"] == reference["outcomes"]
 
 

@@ -1,0 +1,157 @@
+"""``cupy.random.seed(42)`` and ``RandomState(42)`` raise TypeError under NumPy 2.
+
+Who: CuPy 13.2.0 with NumPy >= 2.  13.0 and 13.1 require NumPy < 1.29 and do
+not import under NumPy 2; with NumPy 1 the release works.
+Upstream: cupy/cupy#8392 (duplicate #8648), fixed by cupy/cupy#8429, backported
+to v13 by #8439, released in 13.3.0.
+
+What breaks.  ``RandomState.seed`` turns any seed that is neither ``None`` nor
+a NumPy array into an integer with
+``int(numpy.asarray(seed).astype(numpy.uint64, casting='safe'))``.  That relied
+on NumPy 1's value-based casting of 0-d arrays; under NumPy 2 (NEP 50) the
+cast from ``int64`` to ``uint64`` is never "safe", so every ordinary integer
+seed raises ``TypeError: Cannot cast scalar from dtype('int64') to
+dtype('uint64') according to the rule 'safe'``.  ``cupy.random.seed(s)`` calls
+``get_random_state().seed(s)`` and ``RandomState(s)`` calls ``self.seed(s)``,
+so both fail; the ``CUPY_SEED`` variable does not, because
+``get_random_state`` passes it on as ``numpy.uint64(int(value))``, which the
+safe cast accepts.
+
+How the fix works.  13.3.0 checks the seed itself: ``numpy.asarray(seed)``
+must have an integer or bool dtype (else ``TypeError('Seed must be an
+integer.')``), its ``int()`` must lie in ``[0, 2**64)`` (else ``ValueError('Seed
+must be an integer between 0 and 2**64 - 1')``), and that ``int`` is the seed.
+
+How this patch does it.  ``RandomState.seed`` gets a wrapper.  A call without
+a seed, with ``None`` or with a NumPy array goes to the release's method
+untouched (13.3.0 changed neither branch), as does a call whose arguments do
+not bind, so that the release reports it.  Otherwise the wrapper imports cuRAND
+as the method does first (a missing libcurand fails as on 13.3.0), runs
+13.3.0's check and hands the method the checked integer as a ``numpy.uint64``,
+which its safe cast accepts and turns back into the same ``int``: cuRAND and
+``_rk_seed`` get what 13.3.0 gives them.
+
+The probe seeds a ``RandomState`` made with ``__new__`` while
+``cupy_backends.cuda.libs.curand`` is a stand-in that only records, so it
+needs neither a GPU nor libcurand and touches no device on a GPU host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from gpushim import Patch, TargetMismatch
+
+patch = Patch(
+    id="cupy.random_seed_numpy2",
+    affected=">=13.2.0,<13.3.0",
+    fixed_in="13.3.0",
+    issue="cupy/cupy#8392",
+    fix="cupy/cupy#8429 (backport #8439)",
+    summary="cupy.random.seed and RandomState(seed) raise TypeError on integer seeds under NumPy 2.",
+    only_with={"numpy": ">=2"},
+)
+
+
+def _bound_seed(seed=None):
+    return seed
+
+
+@patch.applier
+def _apply(cupy, journal):
+    import importlib
+
+    import numpy
+
+    generator = importlib.import_module("cupy.random._generator")
+    state = getattr(generator, "RandomState", None)
+    released = vars(state).get("seed") if isinstance(state, type) else None
+    code = getattr(released, "__code__", None)
+    if code is None or code.co_varnames[: code.co_argcount] != ("self", "seed"):
+        raise TargetMismatch("cupy.random._generator.RandomState.seed is not seed(self, seed)")
+
+    def checked(seed):
+        array = numpy.asarray(seed)
+        if array.dtype.kind not in "biu":
+            raise TypeError("Seed must be an integer.")
+        seed = int(array)
+        if seed < 0 or seed >= 2**64:
+            raise ValueError("Seed must be an integer between 0 and 2**64 - 1")
+        return numpy.uint64(seed)
+
+    def wrapper(wrapped, instance, args, kwargs):
+        try:
+            seed = _bound_seed(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)
+        if seed is None or isinstance(seed, numpy.ndarray):
+            return wrapped(*args, **kwargs)
+        from cupy_backends.cuda.libs import curand  # noqa: F401
+
+        return wrapped(checked(seed))
+
+    journal.wrap(state, "seed", wrapper)
+
+
+class RecordingCurand:
+    """A stand-in for ``cupy_backends.cuda.libs.curand`` that records calls and touches nothing.
+
+    Its constants are cuRAND's own ``curandRngType`` values.
+    """
+
+    CURAND_RNG_PSEUDO_DEFAULT = 100
+    CURAND_RNG_PSEUDO_XORWOW = 101
+    CURAND_RNG_PSEUDO_MRG32K3A = 121
+    CURAND_RNG_PSEUDO_MTGP32 = 141
+    CURAND_RNG_PSEUDO_MT19937 = 142
+    CURAND_RNG_PSEUDO_PHILOX4_32_10 = 161
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def record(*args):
+            self.calls.append((name, *args))
+            return 1 if name == "createGenerator" else None
+
+        return record
+
+
+@contextlib.contextmanager
+def installed_curand(curand):
+    """Make ``from cupy_backends.cuda.libs import curand`` give ``curand`` inside a ``with`` block."""
+    import importlib
+    import sys
+
+    libs = importlib.import_module("cupy_backends.cuda.libs")
+    name, missing = "cupy_backends.cuda.libs.curand", object()
+    saved = [(table, key, table.get(key, missing)) for table, key in ((sys.modules, name), (vars(libs), "curand"))]
+    sys.modules[name] = libs.curand = curand
+    try:
+        yield curand
+    finally:
+        for table, key, value in saved:
+            if value is missing:
+                table.pop(key, None)
+            else:
+                table[key] = value
+
+
+@patch.prober
+def _probe():
+    """``RandomState.seed(42)``, the seed of cupy/cupy#8392, with a recording cuRAND."""
+    from cupy.random import _generator
+
+    with installed_curand(RecordingCurand()):
+        state = _generator.RandomState.__new__(_generator.RandomState)
+        state._generator, state.method = 1, RecordingCurand.CURAND_RNG_PSEUDO_DEFAULT
+        try:
+            state.seed(42)
+            found = None
+        except TypeError as error:
+            found = f"RandomState.seed(42) raises TypeError: {error}"
+        del state  # its __del__ imports cuRAND: let it find the stand-in
+    return found
