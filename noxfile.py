@@ -53,7 +53,7 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize("wrapt", ["1.17.3", "2.5.2"])
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets, with wrapt 1.x and 2.x, and the catalogue's declarations."""
-    session.install(".", f"wrapt=={wrapt}", *TEST_TOOLS)
+    session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
     session.run("pytest", "tests/engine", "tests/catalogue", "tests/cli", *session.posargs)
     session.run("python", "benchmarks/bench_import.py")
 

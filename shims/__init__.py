@@ -4,6 +4,10 @@
 affected release, as soon as that target finishes importing.  gpushim never
 imports a target itself, and a patch that cannot be applied leaves its
 target working as released (see :mod:`gpushim.engine`).
+
+PYTEST_DONT_REWRITE: pytest marks this package for assertion rewriting (it
+has a pytest11 entry point), and ``gpushim-run`` has imported it before
+pytest starts.
 """
 
 from __future__ import annotations
