@@ -1,9 +1,10 @@
 """The pytest plugin: header line, --gpushim, --gpushim-strict and the gpushim_status fixture.
 
-A session runs in a subprocess, where gpushim has its real patches; the
-target there is an impostor: metadata of warp-lang 1.6.0 (affected) over a
-``warp`` module that declares another version, which gpushim refuses to
-patch, so that importing it leaves a failed record.
+A session runs in a subprocess, where gpushim has a synthetic catalogue
+(tests/engine/catalogues.py); its target is an impostor: metadata of
+synthimpostor-dist 1.5.0 (affected) over a ``synthimpostor`` module that
+declares another version, which gpushim refuses to patch, so that importing
+it leaves a failed record.
 """
 
 import os
@@ -16,18 +17,15 @@ import pytest
 import gpushim
 from gpushim.launcher import BOOTSTRAP
 from gpushim.pytest_plugin import header
-from tests.engine.synthetic import make_patch, registry_for, write_distribution
+from tests.engine.catalogues import write_site
+from tests.engine.synthetic import make_patch, registry_for
 
-IMPORTS_WARP = "def test_imports_warp():\n    import warp\n"
+IMPORTS_TARGET = "def test_imports_target():\n    import synthimpostor\n"
 
 
 @pytest.fixture
 def impostor(tmp_path):
-    site = tmp_path / "site"
-    (site / "warp").mkdir(parents=True)
-    (site / "warp" / "__init__.py").write_text('__version__ = "1.5.9"\n')
-    write_distribution(site, "warp-lang", "1.6.0")
-    return site
+    return write_site(tmp_path, "synthimpostor", "synthimpostor-dist", "1.5.0", declared="1.5.9")
 
 
 @pytest.fixture
@@ -71,7 +69,7 @@ def test_the_header_line_opens_the_session(run_pytest):
     finished = run_pytest("def test_nothing():\n    pass\n")
     line = next(line for line in finished.stdout.splitlines() if line.startswith("gpushim "))
     assert line.startswith(f"gpushim {gpushim.__version__}: ")
-    assert "warp-lang 1.6.0 (warp.cai_missing_strides inactive)" in line
+    assert "synthimpostor-dist 1.5.0 (synth.compute inactive)" in line
 
 
 def test_the_fixture_gives_the_status_records_by_id(run_pytest):
@@ -81,7 +79,7 @@ def test_the_fixture_gives_the_status_records_by_id(run_pytest):
 
         def test_records(gpushim_status):
             assert list(gpushim_status) == [record["id"] for record in gpushim.status()]
-            assert gpushim_status["warp.cai_missing_strides"]["installed_version"] == "1.6.0"
+            assert gpushim_status["synth.compute"]["installed_version"] == "1.5.0"
         """
     )
     assert finished.returncode == 0, finished.stdout
@@ -99,23 +97,25 @@ def test_gpushim_applies_the_patches_before_conftest_files_are_imported(run_pyte
 
 
 def test_without_strict_a_failed_patch_only_warns(run_pytest):
-    finished = run_pytest(IMPORTS_WARP, "--gpushim")
+    finished = run_pytest(IMPORTS_TARGET, "--gpushim")
     assert finished.returncode == 0, finished.stdout
-    assert "GpushimWarning: gpushim could not apply warp.cai_missing_strides" in finished.stdout
+    assert "GpushimWarning: gpushim could not apply synth.compute" in finished.stdout
 
 
 def test_strict_makes_a_failed_patch_an_error(run_pytest):
-    finished = run_pytest(IMPORTS_WARP, "--gpushim", "--gpushim-strict")
+    finished = run_pytest(IMPORTS_TARGET, "--gpushim", "--gpushim-strict")
     assert finished.returncode == pytest.ExitCode.TESTS_FAILED
-    assert "FAILED test_suite.py::test_imports_warp - gpushim.errors.PatchError" in finished.stdout
+    assert "FAILED test_suite.py::test_imports_target - gpushim.errors.PatchError" in finished.stdout
 
 
 def test_strict_fails_the_session_when_the_tests_let_a_failed_patch_pass(run_pytest):
-    swallows = "def test_imports_warp():\n    try:\n        import warp\n    except Exception:\n        pass\n"
+    swallows = (
+        "def test_imports_target():\n    try:\n        import synthimpostor\n    except Exception:\n        pass\n"
+    )
     finished = run_pytest(swallows, "--gpushim", "--gpushim-strict")
     assert finished.returncode == pytest.ExitCode.TESTS_FAILED
     assert "1 passed" in finished.stdout
-    assert "gpushim --gpushim-strict: warp.cai_missing_strides failed: TargetMismatch: " in finished.stdout
+    assert "gpushim --gpushim-strict: synth.compute failed: TargetMismatch: " in finished.stdout
 
 
 def test_strict_holds_for_the_session_s_subprocesses(run_pytest):
@@ -127,7 +127,7 @@ def test_strict_holds_for_the_session_s_subprocesses(run_pytest):
 def test_strict_applies_to_gpushim_made_active_by_the_bootstrap(run_pytest, impostor):
     """As under ``gpushim-run pytest --gpushim-strict``: gpushim is active before pytest reads the option."""
     bootstrap = {"PYTHONPATH": os.pathsep.join([BOOTSTRAP, str(impostor)]), "GPUSHIM_AUTO": "1"}
-    finished = run_pytest(IMPORTS_WARP, "--gpushim-strict", env=bootstrap)
+    finished = run_pytest(IMPORTS_TARGET, "--gpushim-strict", env=bootstrap)
     assert finished.returncode == pytest.ExitCode.TESTS_FAILED
     assert "gpushim.errors.PatchError" in finished.stdout
 
