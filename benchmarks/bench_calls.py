@@ -13,7 +13,8 @@ and called through the library's public API.  The patch's own share is patched m
 do-nothing; the goal (issue 14) is at most 0.25 us.  Printed, never asserted.
 
 - ``cupy.from_dlpack(capsule)``: a float32 capsule (hand-made, tests/cupy/dlpack_capsules.py).
-- ``wp.array(data, dtype=wp.vec3)`` over a ``__cuda_array_interface__`` with strides and
+- ``wp.array(data, dtype=wp.vec3)`` from a NumPy array on the CPU (no interface: the commonest
+  call), and over a ``__cuda_array_interface__`` with strides and
   without (a bare ``Device`` claiming CUDA ordinal 0 reaches that path without a GPU; nothing
   is read at the made-up address).  Without strides is the path the patch fixes: its figure
   is what the fix costs, not overhead on a path that works.
@@ -121,6 +122,7 @@ def from_dlpack() -> None:
 
 
 def warp_array() -> None:
+    import numpy
     import warp
     import warp.context
 
@@ -150,6 +152,17 @@ def warp_array() -> None:
         return warp.array(data, dtype=warp.vec3, device=device)
 
     warp.init()
+    host = numpy.zeros((4, 3), numpy.float32)
+    times = measure(
+        array,
+        "_init_from_data",
+        patched,
+        lambda data: warp.array(data, dtype=warp.vec3, device="cpu"),
+        lambda: (host,),
+        20,
+        400,
+    )
+    print_sites('  wp.array(numpy array, dtype=wp.vec3, device="cpu")', times)
     strided = Exporter(strides=(12, 4))
     times = measure(array, "_init_from_data", patched, call, lambda: (strided,), 20, 400)
     print_sites("  wp.array(interface with strides, dtype=wp.vec3)", times)
