@@ -1,19 +1,19 @@
-"""What the benchmarks share: per-call times of interleaved arms, fastest of several batches."""
+"""What the benchmarks share: per-call times of interleaved arms, fastest of many short batches."""
 
 from __future__ import annotations
 
 import time
-from itertools import repeat
 
 
-def fastest_per_call_us(arms: dict, batch: int, rounds: int) -> dict:
+def fastest_per_call_us(arms: dict, make_arguments, batch: int, rounds: int) -> dict:
     """Per-call microseconds of each arm, the fastest of ``rounds`` batches, arms interleaved in turn.
 
-    An arm is a function of no argument that readies what is timed and returns
-    the function to call ``batch`` times, also without an argument.  On a
-    machine whose cores are shared, a batch of a few milliseconds is nearly
-    always interrupted, and a minimum over a few dozen of them is off by up
-    to a factor 2: keep a batch well under a millisecond and take hundreds.
+    An arm is a function of no argument that readies what is timed and
+    returns the function to call; each call gets a fresh tuple of arguments
+    from ``make_arguments()``, made before the batch is timed.  On a machine
+    whose cores are shared, a batch of a few milliseconds is nearly always
+    interrupted, and a minimum over a few dozen of them is off by up to a
+    factor 2: keep a batch well under a millisecond and take hundreds.
     """
     best = dict.fromkeys(arms, float("inf"))
     names = list(arms)
@@ -21,11 +21,13 @@ def fastest_per_call_us(arms: dict, batch: int, rounds: int) -> dict:
         # Each round starts with the next arm, so no arm always follows the same other arm.
         shift = round % len(names)
         for name in names[shift:] + names[:shift]:
-            call = arms[name]()
+            function = arms[name]()
+            calls = [make_arguments() for _ in range(batch)]
             start = time.perf_counter_ns()
-            for _ in repeat(None, batch):
-                call()
+            for arguments in calls:
+                function(*arguments)
             elapsed = time.perf_counter_ns() - start
+            del calls
             best[name] = min(best[name], elapsed / batch / 1000)
     return best
 
@@ -35,3 +37,13 @@ def print_arms(label: str, times: dict, baseline: str) -> None:
     print(label)
     for name, us in times.items():
         print(f"  {name:<34} {us:8.3f} us  {us / times[baseline]:5.2f}x {baseline}")
+
+
+def print_sites(label: str, times: dict) -> None:
+    """Unpatched, do-nothing wrapt wrapper and patched; what wrapt and what the patch's own code add."""
+    unpatched, wrapper, patched = times["unpatched"], times["do-nothing wrapt"], times["patched"]
+    print(
+        f"{label}: unpatched {unpatched:.3f} us, do-nothing wrapt {wrapper:.3f} us, patched {patched:.3f} us; "
+        f"added {patched - unpatched:+.3f} us, of which wrapt {wrapper - unpatched:+.3f} us "
+        f"and the patch's own code {patched - wrapper:+.3f} us (goal: at most 0.25)"
+    )

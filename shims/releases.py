@@ -267,15 +267,17 @@ def _list(root: str) -> _Entry:
         children, read = [], _nothing
     infos: dict[str, list[str]] = {}
     eggs: dict[str, list[str]] = {}
-    base = os.path.basename(root).lower()
-    for child in sorted(children):
-        low = child.lower()
+    is_egg = os.path.basename(root).lower().endswith(".egg")
+    # One lower() for the whole listing: the standard library's directory has hundreds of children.
+    for child, low in zip(children, "\0".join(children).lower().split("\0")):
         if low.endswith((".dist-info", ".egg-info")):
             name = _normalise(low.rpartition(".")[0].partition("-")[0])
             infos.setdefault(name, []).append(child)
-        elif low == "egg-info" and base.endswith(".egg"):
-            name = base.rpartition(".")[0].partition("-")[0].replace("-", "_")
+        elif is_egg and low == "egg-info":
+            name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
             eggs.setdefault(name, []).append(child)
+    for folders in infos.values():
+        folders.sort()
     return _Entry(infos, eggs, read)
 
 

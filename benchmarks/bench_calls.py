@@ -1,0 +1,211 @@
+"""What each patched site costs per call on paths that work without the patch, in microseconds.
+
+Run it with the Python of each environment that has gpushim and an affected release
+(cupy-cuda12x 13.3.0, warp-lang 1.6.0, nvidia-dali-cuda120 1.35.0); it measures the sites of
+the targets it can import:
+
+    python benchmarks/bench_calls.py
+
+Per site, three arms, interleaved, each the fastest of many short batches: the original
+callable, the same under a wrapt ``FunctionWrapper`` that does nothing but call it (what any
+gpushim wrapper costs), and gpushim's patched one, each bound in turn on the site's owner
+and called through the library's public API.  The patch's own share is patched minus
+do-nothing; the goal (issue 14) is at most 0.25 us.  Printed, never asserted.
+
+- ``cupy.from_dlpack(capsule)``: a float32 capsule (hand-made, tests/cupy/dlpack_capsules.py).
+- ``wp.array(data, dtype=wp.vec3)`` from a NumPy array on the CPU (no interface: the commonest
+  call), and over a ``__cuda_array_interface__`` with strides and
+  without (a bare ``Device`` claiming CUDA ordinal 0 reaches that path without a GPU; nothing
+  is read at the made-up address).  Without strides is the path the patch fixes: its figure
+  is what the fix costs, not overhead on a path that works.
+- DALI ``TensorGPU(obj, "", 0)`` over an interface without a ``"stream"`` key, and with
+  ``"stream": None`` (the fixed path: patched, against the unpatched call on the same
+  interface without the key, which is what DALI then sees).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import wrapt  # noqa: E402
+from timing import fastest_per_call_us, print_sites  # noqa: E402
+
+import gpushim  # noqa: E402
+
+FAKE_POINTER = 0x7F00_0000_1000
+
+
+def pass_through(wrapped, instance, args, kwargs):
+    return wrapped(*args, **kwargs)
+
+
+def patched_on(patch_id: str, owner: object, name: str):
+    """The object gpushim binds at ``owner.name``; the site is left unpatched."""
+    gpushim.patch(patch_id)
+    record = next(record for record in gpushim.status() if record["id"] == patch_id)
+    patched = vars(owner)[name]
+    gpushim.unpatch(patch_id)
+    if record["state"] != "applied":
+        print(f"{patch_id} is {record['state']} here ({record['reason']}): nothing to measure")
+        return None
+    print(f"{record['distribution']} {record['installed_version']}, {patch_id}")
+    return patched
+
+
+def site_arms(owner: object, name: str, patched, call):
+    """Unpatched, do-nothing wrapt and patched, each bound at ``owner.name`` before ``call`` is timed."""
+    original = patched.__wrapped__
+    bindings = {
+        "unpatched": original,
+        "do-nothing wrapt": wrapt.FunctionWrapper(original, pass_through),
+        "patched": patched,
+    }
+
+    def arm(binding):
+        def ready():
+            setattr(owner, name, binding)
+            return call
+
+        return ready
+
+    return {label: arm(binding) for label, binding in bindings.items()}, original
+
+
+def measure(owner, name, patched, call, make_arguments, batch, rounds):
+    arms, original = site_arms(owner, name, patched, call)
+    try:
+        return fastest_per_call_us(arms, make_arguments, batch, rounds)
+    finally:
+        setattr(owner, name, original)
+
+
+def fixed_path(owner, name, patched, call, working, broken, batch, label) -> None:
+    """The patched call on the input the bug breaks, against the unpatched call on the input the fix hands on."""
+
+    def bound(binding, data):
+        def ready():
+            setattr(owner, name, binding)
+            return lambda: call(data)
+
+        return ready
+
+    original = patched.__wrapped__
+    try:
+        times = fastest_per_call_us(
+            {"unpatched": bound(original, working), "patched": bound(patched, broken)}, tuple, batch, 400
+        )
+    finally:
+        setattr(owner, name, original)
+    print(
+        f"{label} (the fixed path): patched {times['patched']:.3f} us, against {times['unpatched']:.3f} us "
+        f"unpatched on what the fix hands on: {times['patched'] - times['unpatched']:+.3f} us"
+    )
+
+
+def from_dlpack() -> None:
+    import cupy
+
+    from tests.cupy.dlpack_capsules import make_capsule
+
+    patched = patched_on("cupy.from_dlpack_unsupported_dtype", cupy, "from_dlpack")
+    if patched is None:
+        return
+    times = measure(
+        cupy, "from_dlpack", patched, lambda capsule: cupy.from_dlpack(capsule), lambda: (make_capsule()[0],), 100, 400
+    )
+    print_sites("  cupy.from_dlpack(capsule)", times)
+
+
+def warp_array() -> None:
+    import numpy
+    import warp
+    import warp.context
+
+    array = warp.types.array
+    patched = patched_on("warp.cai_missing_strides", array, "_init_from_data")
+    if patched is None:
+        return
+    warp.config.quiet = True
+    device = object.__new__(warp.context.Device)
+    device.ordinal = 0
+    device.alias = "cuda:0"
+
+    class Exporter:
+        def __init__(self, **strides):
+            self.__cuda_array_interface__ = {
+                "shape": (4, 3),
+                "typestr": "<f4",
+                "data": (FAKE_POINTER, False),
+                "version": 3,
+                **strides,
+            }
+
+        def __len__(self):
+            return 4
+
+    def call(data):
+        return warp.array(data, dtype=warp.vec3, device=device)
+
+    warp.init()
+    host = numpy.zeros((4, 3), numpy.float32)
+    times = measure(
+        array,
+        "_init_from_data",
+        patched,
+        lambda data: warp.array(data, dtype=warp.vec3, device="cpu"),
+        lambda: (host,),
+        20,
+        400,
+    )
+    print_sites('  wp.array(numpy array, dtype=wp.vec3, device="cpu")', times)
+    strided = Exporter(strides=(12, 4))
+    times = measure(array, "_init_from_data", patched, call, lambda: (strided,), 20, 400)
+    print_sites("  wp.array(interface with strides, dtype=wp.vec3)", times)
+    fixed_path(array, "_init_from_data", patched, call, strided, Exporter(), 20, "  ... without strides")
+
+
+def dali_tensor() -> None:
+    from nvidia.dali import backend_impl
+
+    tensor = backend_impl.TensorGPU
+    patched = patched_on("dali.cai_stream_none", tensor, "__init__")
+    if patched is None:
+        return
+
+    class Producer:
+        def __init__(self, **stream):
+            self.__cuda_array_interface__ = {
+                "shape": (4,),
+                "typestr": "<f4",
+                "data": (FAKE_POINTER, False),
+                "version": 3,
+                **stream,
+            }
+
+    def call(producer):
+        return tensor(producer, "", 0)
+
+    no_key = Producer()
+    times = measure(tensor, "__init__", patched, call, lambda: (no_key,), 50, 400)
+    print_sites('  TensorGPU(obj, "", 0), no "stream" key', times)
+    fixed_path(tensor, "__init__", patched, call, no_key, Producer(stream=None), 50, '  ... "stream": None')
+
+
+def main() -> None:
+    print(f"Python {sys.version.split()[0]}, wrapt {wrapt.__version__}")
+    for module, site in (("cupy", from_dlpack), ("warp", warp_array), ("nvidia.dali", dali_tensor)):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            site()
+
+
+if __name__ == "__main__":
+    main()
