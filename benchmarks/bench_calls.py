@@ -47,7 +47,7 @@ def pass_through(wrapped, instance, args, kwargs):
 def patched_on(patch_id: str, owner: object, name: str):
     """The object gpushim binds at ``owner.name``; the site is left unpatched."""
     gpushim.patch(patch_id)
-    record = next(record for record in gpushim.status() if record["id"] == patch_id)
+    record = gpushim.record(patch_id)
     patched = vars(owner)[name]
     gpushim.unpatch(patch_id)
     if record["state"] != "applied":
