@@ -1,0 +1,404 @@
+"""A hostile environment, tried in fresh interpreters: gpushim never changes what the user's program does.
+
+Each case sets up one hostile condition (a strange ``sys.modules`` entry,
+broken metadata, a missing dependency of gpushim's), then runs the same user
+program twice: with gpushim (``import gpushim.auto`` before or after the
+target's import) and without it.  Standard output and exit status must be
+the same, under ``python -W error`` too; the gpushim run then reports the
+states of its patches, which must be the expected ones.  In strict mode
+(``GPUSHIM_STRICT=1``) a case where a patch fails must end the program with
+one ``PatchError`` naming every failed patch, and otherwise be the same.
+
+The target ``synthadv`` comes with a synthetic catalogue of two patches
+(tests/engine/catalogues.py ``write_site``): ``synth.compute`` wraps
+``compute``, ``synth.refused`` wraps ``refused``, which some cases take away
+so that the patch fails.  The program never calls the patched functions
+through gpushim's wrappers: only the states say whether a patch applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.engine.catalogues import STANDALONE_PATCH, write_site
+
+TARGET = "synthadv"
+DISTRIBUTION = "synthadv-dist"
+DIST_INFO = "synthadv_dist-1.5.0.dist-info"
+WITHOUT_GPUSHIM = "SYNTHADV_WITHOUT_GPUSHIM"
+
+TARGET_SOURCE = """
+__version__ = "1.5.0"
+
+def compute(x):
+    return x + 1
+
+def refused(x):
+    return x
+
+def other(x):
+    return x * 10
+"""
+
+# The user's program.  PRELUDE sets up the hostile condition; EARLY and LATE are
+# where gpushim is imported, when it is.
+PROGRAM = """
+{prelude}
+{early}
+print("importing synthadv")
+try:
+    import synthadv
+except BaseException as error:
+    print("import failed:", type(error).__name__, error)
+    synthadv = None
+else:
+    print("other:", synthadv.other(2))
+    print("compute unpatched:", getattr(synthadv.compute, "__wrapped__", synthadv.compute)(1))
+{late}
+{epilogue}
+"""
+
+REPORT = """
+import gpushim
+print("@@" + json.dumps({record["id"]: record["state"] for record in gpushim.status()}))
+"""
+
+
+def _set_metadata(text):
+    def setup(site):
+        (site / DIST_INFO / "METADATA").write_bytes(text if isinstance(text, bytes) else text.encode())
+
+    return setup
+
+
+def _metadata_is_a_directory(site):
+    (site / DIST_INFO / "METADATA").unlink()
+    (site / DIST_INFO / "METADATA").mkdir()
+
+
+def _metadata_dangles(site):
+    (site / DIST_INFO / "METADATA").unlink()
+    (site / DIST_INFO / "METADATA").symlink_to(site / "nowhere")
+
+
+def _second_install(version):
+    def setup(site):
+        other = site / f"synthadv_dist-{version}.dist-info"
+        other.mkdir()
+        (other / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {version}\n")
+
+    return setup
+
+
+def _without_refused(site):
+    source = site / TARGET / "__init__.py"
+    source.write_text(source.read_text().replace("def refused(x):\n    return x\n", ""))
+
+
+def _without_version_attribute(site):
+    source = site / TARGET / "__init__.py"
+    source.write_text(source.read_text().replace('__version__ = "1.5.0"\n', ""))
+
+
+def _lazy_helper(site):
+    (site / "lazyhelper.py").write_text("print('lazyhelper executed')\nimport a_missing_optional_dependency\n")
+
+
+def _loud_target(site):
+    source = site / TARGET / "__init__.py"
+    source.write_text("print('executing synthadv')\n" + source.read_text())
+
+
+def _broken_target(site):
+    source = site / TARGET / "__init__.py"
+    source.write_text(source.read_text() + "import a_missing_optional_dependency\n")
+
+
+BLOCK = "import sys\nfor name in {names!r}:\n    sys.modules[name] = None\n"
+FINDER_BLOCK = """
+import sys
+
+class Refuse:
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.partition(".")[0] in {names!r}:
+            raise ImportError(f"{{fullname}} is blocked here")
+        return None
+
+for name in [name for name in sys.modules if name.partition(".")[0] in {names!r}]:
+    del sys.modules[name]
+sys.meta_path.insert(0, Refuse())
+"""
+WEIRD_ENTRIES = """
+import sys, types
+
+class DictRaises(types.ModuleType):
+    @property
+    def __dict__(self):
+        raise RuntimeError("no namespace for you")
+
+class EverythingRaises(types.ModuleType):
+    def __getattribute__(self, name):
+        raise RuntimeError(f"{name}? no")
+
+class GetattrRaises(types.ModuleType):
+    def __getattr__(self, name):
+        raise ImportError(f"{name} needs an optional dependency")
+
+class Unequal:
+    def __eq__(self, other):
+        raise RuntimeError("no comparing")
+    __hash__ = object.__hash__
+
+sys.modules["weird_none"] = None
+sys.modules["weird_object"] = object()
+sys.modules["weird_int"] = 42
+sys.modules["weird_unequal"] = Unequal()
+sys.modules["weird_dict"] = DictRaises("weird_dict")
+sys.modules["weird_everything"] = EverythingRaises("weird_everything")
+sys.modules["weird_getattr"] = GetattrRaises("weird_getattr")
+sys.modules[("not", "a", "string")] = types.ModuleType("tuple_key")
+"""
+LAZY = """
+import importlib.util, sys
+
+spec = importlib.util.find_spec("lazyhelper")
+spec.loader = importlib.util.LazyLoader(spec.loader)
+lazy = importlib.util.module_from_spec(spec)
+sys.modules["lazyhelper"] = lazy
+spec.loader.exec_module(lazy)
+"""
+LAZY_TARGET = LAZY.replace("lazyhelper", "synthadv")
+NOT_A_MODULE = """
+import sys, types
+
+sys.modules["synthadv"] = types.SimpleNamespace(other=lambda x: x * 10, compute=lambda x: x + 1)
+"""
+LAZY_LOADED = "print('lazyhelper loaded:', object.__getattribute__(sys.modules['lazyhelper'], '__class__').__name__)\n"
+
+# name: (site setup, prelude, epilogue, states without strict mode).
+APPLIED = {"synth.compute": "applied", "synth.refused": "applied"}
+FAILED = {"synth.compute": "failed", "synth.refused": "failed"}
+CASES = {
+    "plain": (None, "", "", APPLIED),
+    "a patch that does not fit": (_without_refused, "", "", {"synth.compute": "applied", "synth.refused": "failed"}),
+    "weird sys.modules entries": (None, WEIRD_ENTRIES, "", APPLIED),
+    "a lazy module that cannot load": (_lazy_helper, LAZY, LAZY_LOADED, APPLIED),
+    "a name bound before a late patch": (None, "", "from synthadv import compute as early_binding\n", APPLIED),
+    "the target loaded lazily": (_loud_target, LAZY_TARGET, "", APPLIED),
+    "the target is a lazy module that cannot load": (_broken_target, LAZY_TARGET, "", APPLIED),
+    "the target is not a module": (None, NOT_A_MODULE, "", FAILED),
+    "the target is None in sys.modules": (None, BLOCK.format(names=[TARGET]), "", {}),
+    "wrapt is None in sys.modules": (None, BLOCK.format(names=["wrapt"]), "", FAILED),
+    "wrapt refused by a finder": (None, FINDER_BLOCK.format(names=["wrapt"]), "", FAILED),
+    "packaging refused by a finder": (None, FINDER_BLOCK.format(names=["packaging"]), "", APPLIED),
+    "wrapt and packaging refused": (None, FINDER_BLOCK.format(names=["wrapt", "packaging"]), "", FAILED),
+    "metadata without Version": (_set_metadata(f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\n"), "", "", FAILED),
+    "a version that is not PEP 440": (
+        _set_metadata(f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: 1.5.0garbage!\n"),
+        "",
+        "",
+        FAILED,
+    ),
+    "a version not PEP 440, packaging refused": (
+        _set_metadata(f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: 1.5.0garbage!\n"),
+        FINDER_BLOCK.format(names=["packaging"]),
+        "",
+        FAILED,
+    ),
+    "metadata of binary garbage": (_set_metadata(b"\xff\xfe\x00garbage"), "", "", FAILED),
+    "METADATA is a directory": (_metadata_is_a_directory, "", "", FAILED),
+    "METADATA is a dangling link": (_metadata_dangles, "", "", FAILED),
+    "two installs, the module agrees with one": (_second_install("2.5.0"), "", "", APPLIED),
+    "two installs, the module agrees with neither": (
+        lambda site: (_second_install("2.5.0")(site), _set_metadata(f"Name: {DISTRIBUTION}\nVersion: 1.4.0\n")(site)),
+        "",
+        "",
+        FAILED,
+    ),
+    "two installs, no __version__ to choose": (
+        lambda site: (_second_install("2.5.0")(site), _without_version_attribute(site)),
+        "",
+        "",
+        APPLIED,
+    ),
+}
+STDLIB_GPUSHIM_IMPORTS_LATE = ["warnings", "types", "logging", "fnmatch", "pickle", "zipfile", "importlib.metadata"]
+
+
+def _write_site(root, setup):
+    """``write_site``'s target and catalogue, and a sitecustomize that installs the catalogue unless told not to."""
+    site = write_site(root, TARGET, DISTRIBUTION, "1.5.0", declared="1.5.0")
+    (site / TARGET / "__init__.py").write_text(textwrap.dedent(TARGET_SOURCE))
+    folder = site / "synthcatalogue" / "synth"
+    (folder / "refused.py").write_text(STANDALONE_PATCH.format(id="synth.refused", affected=">=1.0,<2.0", name="refused"))
+    customize = site / "sitecustomize.py"
+    body = textwrap.indent(customize.read_text(), "    ")
+    customize.write_text(f"import os\n\nif not os.environ.get({WITHOUT_GPUSHIM!r}):\n{body}")
+    if setup is not None:
+        setup(site)
+    return site
+
+
+def _run(site, code, warnings_as_errors=False, env=None):
+    variables = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "PYTHON"))}
+    variables.update(PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1", **(env or {}))
+    flags = ["-W", "error"] if warnings_as_errors else []
+    return subprocess.run(
+        [sys.executable, *flags, "-c", code], env=variables, capture_output=True, text=True, timeout=60
+    )
+
+
+def _output(finished):
+    lines = finished.stdout.splitlines()
+    states = [json.loads(line[2:]) for line in lines if line.startswith("@@")]
+    return [line for line in lines if not line.startswith("@@")], (states[0] if states else None)
+
+
+_sites: dict = {}
+_baselines: dict = {}
+
+
+def _site(name, tmp_path_factory):
+    if name not in _sites:
+        _sites[name] = _write_site(tmp_path_factory.mktemp("adversary"), CASES[name][0])
+    return _sites[name]
+
+
+def _baseline(name, warnings_as_errors, tmp_path_factory, prelude=None):
+    """The program without gpushim: its catalogue's sitecustomize does nothing, nothing imports gpushim."""
+    key = (name, warnings_as_errors, prelude)
+    if key not in _baselines:
+        _, case_prelude, epilogue, _ = CASES[name]
+        code = PROGRAM.format(prelude=prelude or case_prelude, early="", late="", epilogue=epilogue)
+        code += "import sys\nassert 'gpushim' not in sys.modules\n"
+        finished = _run(_site(name, tmp_path_factory), code, warnings_as_errors, {WITHOUT_GPUSHIM: "1"})
+        _baselines[key] = finished
+    return _baselines[key]
+
+
+def _with_gpushim(name, where, prelude=None):
+    _, case_prelude, epilogue, _ = CASES[name]
+    line = "import gpushim.auto"
+    return PROGRAM.format(
+        prelude=prelude or case_prelude,
+        early=line if where == "early" else "",
+        late=line if where == "late" else "",
+        epilogue=epilogue + "import json\n" + REPORT,
+    )
+
+
+def _assert_same_program(finished, baseline):
+    assert finished.returncode == baseline.returncode, finished.stderr[-3000:]
+    assert _output(finished)[0] == _output(baseline)[0], finished.stderr[-3000:]
+    if "Traceback" not in baseline.stderr:
+        assert "Traceback" not in finished.stderr, finished.stderr[-3000:]
+
+
+@pytest.mark.parametrize("warnings_as_errors", [False, True], ids=["warnings", "-W error"])
+@pytest.mark.parametrize("where", ["early", "late"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_program_runs_as_without_gpushim(name, where, warnings_as_errors, tmp_path_factory):
+    site = _site(name, tmp_path_factory)
+    finished = _run(site, _with_gpushim(name, where), warnings_as_errors)
+    _assert_same_program(finished, _baseline(name, warnings_as_errors, tmp_path_factory))
+    states = _output(finished)[1]
+    expected = CASES[name][3]
+    assert {id: states[id] for id in expected} == expected, finished.stderr[-3000:]
+    if not warnings_as_errors and "failed" in expected.values():
+        assert finished.stderr.count("GpushimWarning") == list(expected.values()).count("failed")
+
+
+@pytest.mark.parametrize("where", ["early", "late"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_strict_mode_raises_one_patch_error_naming_every_failed_patch(name, where, tmp_path_factory):
+    site = _site(name, tmp_path_factory)
+    finished = _run(site, _with_gpushim(name, where), env={"GPUSHIM_STRICT": "1"})
+    failed = sorted(id for id, state in CASES[name][3].items() if state == "failed")
+    if not failed:
+        _assert_same_program(finished, _baseline(name, False, tmp_path_factory))
+        return
+    if where == "early":  # raised by the user's import, which the program catches and prints
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        errors = [line for line in finished.stdout.splitlines() if line.startswith("import failed:")]
+        assert len(errors) == 1 and errors[0].startswith("import failed: PatchError "), finished.stdout
+        error = errors[0]
+    else:  # raised by ``import gpushim.auto``, after the program's import
+        assert finished.returncode == 1
+        assert finished.stderr.count("Traceback") == 1, finished.stderr[-3000:]
+        error = finished.stderr.strip().splitlines()[-1]
+        assert error.startswith("gpushim.errors.PatchError: "), finished.stderr[-3000:]
+    assert sorted(id for id in CASES[name][3] if id in error) == failed
+
+
+@pytest.mark.parametrize("where", ["early", "late"])
+@pytest.mark.parametrize("module", STDLIB_GPUSHIM_IMPORTS_LATE)
+def test_a_module_gpushim_imports_lazily_being_none_in_sys_modules(module, where, tmp_path_factory):
+    """Standard modules gpushim imports only when it needs them (to warn, to log, ...), made unimportable."""
+    prelude = BLOCK.format(names=[module]) + "import os\nos.environ['GPUSHIM_LOG'] = 'info'\n"
+    site = _site("a patch that does not fit", tmp_path_factory)
+    finished = _run(site, _with_gpushim("a patch that does not fit", where, prelude))
+    _assert_same_program(finished, _baseline("a patch that does not fit", False, tmp_path_factory, prelude))
+
+
+CONCURRENT = """
+import random, sys, threading, time
+import gpushim
+
+errors = []
+def guarded(action):
+    def run():
+        try:
+            barrier.wait()
+            action()
+        except BaseException as error:
+            errors.append(repr(error))
+    return run
+
+def import_target():
+    import synthadv
+
+actions = [import_target, gpushim.patch, gpushim.unpatch, gpushim.status, import_target, gpushim.patch]
+random.seed({seed})
+for round in range({rounds}):
+    gpushim.unpatch()
+    sys.modules.pop("synthadv", None)
+    chosen = random.sample(actions, len(actions))
+    barrier = threading.Barrier(len(chosen))
+    threads = [threading.Thread(target=guarded(action)) for action in chosen]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    gpushim.patch()
+    import synthadv
+    compute = synthadv.compute
+    states = {{record["id"]: record["state"] for record in gpushim.status()}}
+    assert states == {{"synth.compute": "applied", "synth.refused": "applied"}}, (round, chosen, states)
+    assert compute(1) == 3 and compute.__wrapped__(1) == 2, (round, chosen)
+    assert not hasattr(compute.__wrapped__, "__wrapped__"), (round, chosen)
+    gpushim.unpatch()
+    assert synthadv.compute is compute.__wrapped__ and synthadv.compute(1) == 2, (round, chosen)
+assert not errors, errors
+from gpushim.importhook import hooks
+assert hooks not in sys.meta_path
+print("ok")
+"""
+
+
+def _slow_target(site):
+    source = site / TARGET / "__init__.py"
+    source.write_text("import time\ntime.sleep(0.002)\n" + source.read_text())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_import_patch_unpatch_and_status_from_several_threads(seed, tmp_path):
+    """Rounds of six threads started together; after them ``patch()`` and an import leave both patches applied once."""
+    site = _write_site(tmp_path, _slow_target)
+    finished = _run(site, CONCURRENT.format(seed=seed, rounds=25))
+    assert finished.stdout.strip() == "ok", finished.stderr[-3000:]
