@@ -42,10 +42,10 @@ def _stacklevel() -> int:
 
 
 def warn(message: str) -> None:
-    """Warn with :class:`GpushimWarning` at the user's line; never raise."""
-    import warnings
-
+    """Warn with :class:`GpushimWarning` at the user's line; never raise, even when ``warnings`` cannot be imported."""
     try:
+        import warnings
+
         warnings.warn(message, GpushimWarning, stacklevel=_stacklevel())
     except Exception:
         pass
