@@ -100,23 +100,24 @@ class Registry:
         with self._lock:
             for id in self._select(ids):
                 outcome = self._outcomes.get(id)
-                if outcome is not None and outcome.state in (APPLIED, PENDING):
+                if outcome is not None and outcome.state == APPLIED:
                     continue
-                if id in off:
-                    self._outcomes[id] = _Outcome(DISABLED, f"{switches.DISABLE} turns it off")
-                    continue
-                self._outcomes[id] = _Outcome(PENDING)
+                if outcome is None or outcome.state != PENDING:  # a pending one may have missed an import
+                    if id in off:
+                        self._outcomes[id] = _Outcome(DISABLED, f"{switches.DISABLE} turns it off")
+                        continue
+                    self._outcomes[id] = _Outcome(PENDING)
                 target = self._libraries[id].target
                 if target not in targets:
                     targets.append(target)
-            watched = [target for target in targets if target in self._watched]
+            for target in targets:
+                if target not in self._watched:
+                    hooks.watch(target, self._on_import)
             self._watched.update(targets)
             self._late.update(target for target in targets if target in sys.modules)
+        # Outside the lock: catching up may wait for another thread's import, which needs the lock to apply.
         for target in targets:
-            if target not in watched:
-                hooks.when_imported(target, self._on_import)
-            elif is_imported(target):
-                self._on_import(sys.modules[target])
+            hooks.catch_up(target, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""

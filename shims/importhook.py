@@ -85,24 +85,37 @@ class PostImportHooks:
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` whenever ``name`` finishes importing, and now if it has.
+        """Run ``callback(module)`` whenever ``name`` finishes importing, and now if it has."""
+        self.watch(name, callback)
+        self.catch_up(name, callback)
 
-        A module that another thread is executing was found before this finder knew
-        of it, so no loader of its will call back: this waits for that import to end.
-        One that this very thread is executing (its import led here) calls back at the
-        first import of anything after it has finished.
-        """
-        if name in sys.modules and not is_imported(name):
-            _wait_for_import(name)
+    def watch(self, name: str, callback: Callback) -> None:
+        """Run ``callback(module)`` whenever ``name`` finishes an import that begins from now on; once per callback."""
         with self._lock:
-            self._callbacks.setdefault(name, []).append(callback)
+            callbacks = self._callbacks.setdefault(name, [])
+            if callback not in callbacks:
+                callbacks.append(callback)
             if self not in sys.meta_path:
                 sys.meta_path.insert(0, self)
+
+    def catch_up(self, name: str, callback: Callback) -> None:
+        """Run ``callback(module)`` now if ``name`` has finished importing, waiting first for another thread's import.
+
+        Call it after :meth:`watch`.  An import that another thread began before
+        was found without this finder, so no loader of its will call back: this
+        waits for it to end and then calls back.  An import begun since calls back
+        through its loader too, so a callback must bear two calls for one module.
+        One that this very thread is executing (its import led here) calls back at
+        the first import of anything after it has finished.
+        """
+        _wait_for_import(name)
+        with self._lock:
+            module = sys.modules.get(name)
             if not is_imported(name):
-                if name in sys.modules:
+                if module is not None:
                     self._executing.add(name)
                 return
-        callback(sys.modules[name])
+        callback(module)
 
     def forget(self, name: str, callback: Callback) -> None:
         """Drop ``callback``, and this finder from ``sys.meta_path`` once it watches nothing."""
