@@ -139,8 +139,8 @@ class Registry:
             if outcome.state in states and self._libraries[id].target == target
         ]
 
-    def _on_import(self, module: ModuleType) -> None:
-        """Apply the target ``module``'s patches; then report, then raise if strict.
+    def _on_import(self, name: str, module: ModuleType) -> None:
+        """Apply the patches of the target ``name``, imported as ``module``; then report, then raise if strict.
 
         Called whenever the target finishes importing: a module imported again
         (after ``del sys.modules[...]``) gets the patches anew, their earlier
@@ -148,9 +148,9 @@ class Registry:
         """
         failures = []
         with self._lock:
-            late = module.__name__ in self._late
-            self._late.discard(module.__name__)
-            for id in self._of_target(module.__name__, (PENDING, APPLIED)):
+            late = name in self._late
+            self._late.discard(name)
+            for id in self._of_target(name, (PENDING, APPLIED)):
                 outcome = self._outcomes[id]
                 if outcome.module is module:
                     continue
@@ -158,6 +158,8 @@ class Registry:
                     outcome.journal.undo()
                     outcome = self._outcomes[id] = _Outcome(PENDING)
                 try:
+                    if not isinstance(module, type(sys)):
+                        raise TargetMismatch(f"sys.modules[{name!r}] is a {type(module).__name__}, not a module")
                     self._apply(id, module, outcome)
                 except Exception as error:
                     failures.append(self._fail(id, outcome, error))
@@ -165,7 +167,7 @@ class Registry:
         for message in failures:
             report.warn(message)
         if late:
-            _warn_about_stale_names(module.__name__, journals)
+            _warn_about_stale_names(name, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
 

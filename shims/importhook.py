@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Callable
 
-    Callback = Callable[[ModuleType], None]
+    Callback = Callable[[str, ModuleType], None]
 
 
 def is_imported(name: str) -> bool:
@@ -85,12 +85,15 @@ class PostImportHooks:
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` whenever ``name`` finishes importing, and now if it has."""
+        """Run ``callback(name, module)`` whenever ``name`` finishes importing, and now if it has.
+
+        ``module`` is what ``sys.modules[name]`` then holds, which need not be a module.
+        """
         self.watch(name, callback)
         self.catch_up(name, callback)
 
     def watch(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` whenever ``name`` finishes an import that begins from now on; once per callback."""
+        """Run ``callback(name, module)`` whenever an import of ``name`` begun from now on ends; once per callback."""
         with self._lock:
             callbacks = self._callbacks.setdefault(name, [])
             if callback not in callbacks:
@@ -99,7 +102,7 @@ class PostImportHooks:
                 sys.meta_path.insert(0, self)
 
     def catch_up(self, name: str, callback: Callback) -> None:
-        """Run ``callback(module)`` now if ``name`` has finished importing, waiting first for another thread's import.
+        """Run ``callback(name, module)`` now if ``name`` has finished importing, after any other thread's import of it.
 
         Call it after :meth:`watch`.  An import that another thread began before
         was found without this finder, so no loader of its will call back: this
@@ -115,7 +118,7 @@ class PostImportHooks:
                 if module is not None:
                     self._executing.add(name)
                 return
-        callback(module)
+        callback(name, module)
 
     def forget(self, name: str, callback: Callback) -> None:
         """Drop ``callback``, and this finder from ``sys.meta_path`` once it watches nothing."""
@@ -176,7 +179,7 @@ class PostImportHooks:
         first_error = None
         for callback in callbacks:
             try:
-                callback(module)
+                callback(name, module)
             except BaseException as error:
                 first_error = first_error or error
         if first_error is not None:
