@@ -23,14 +23,22 @@ if TYPE_CHECKING:
 
 
 def is_imported(name: str) -> bool:
-    """Whether ``name`` is in ``sys.modules`` and done executing."""
+    """Whether ``name`` is in ``sys.modules`` and done executing (a lazy module not loaded yet is not)."""
     module = sys.modules.get(name)
-    if module is None:
+    if module is None or _is_unloaded_lazy(module):
         return False
     try:
         return not getattr(module.__spec__, "_initializing", False)
     except Exception:
         return True  # no spec to say otherwise: a module put there by hand
+
+
+def _is_unloaded_lazy(module: object) -> bool:
+    """Whether ``importlib.util.LazyLoader`` has yet to load ``module``: reading any attribute would load it."""
+    try:
+        return issubclass(type(module), sys.modules["importlib.util"]._LazyModule)
+    except Exception:
+        return False  # no importlib.util, no lazy module
 
 
 def _wait_for_import(name: str) -> None:
@@ -115,10 +123,22 @@ class PostImportHooks:
         with self._lock:
             module = sys.modules.get(name)
             if not is_imported(name):
-                if module is not None:
+                if _is_unloaded_lazy(module):
+                    self._notify_when_loaded(module)
+                elif module is not None:
                     self._executing.add(name)
                 return
         callback(name, module)
+
+    def _notify_when_loaded(self, module: ModuleType) -> None:
+        """Call back once the lazy ``module`` is loaded, by the loader its first attribute read will run.
+
+        gpushim must not load it: its spec is read from the namespace, which loads nothing.
+        """
+        spec = type(sys).__dict__["__dict__"].__get__(module).get("__spec__")
+        loader = getattr(spec, "loader", None)
+        if hasattr(loader, "exec_module") and not isinstance(loader, _NotifyingLoader):
+            spec.loader = _NotifyingLoader(loader, self._executed)
 
     def forget(self, name: str, callback: Callback) -> None:
         """Drop ``callback``, and this finder from ``sys.meta_path`` once it watches nothing."""
