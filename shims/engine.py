@@ -321,8 +321,7 @@ def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:
     namespace dictionary, never its attributes, so a lazy module loads
     nothing, and whatever goes wrong ends the scan, never the patching.
     """
-    from types import ModuleType
-
+    ModuleType = type(sys)  # noqa: N806  (types.ModuleType, without an import that could fail)
     namespace = ModuleType.__dict__["__dict__"].__get__
     try:
         originals = {id(original) for journal in journals for original in journal.wrapped_originals}

@@ -49,9 +49,9 @@ def _wait_for_import(name: str) -> None:
     importing ``name`` (gpushim patched from inside the target's own import)
     this returns at once, as it does on a deadlock between two imports.
     """
-    from importlib import _bootstrap
-
     try:
+        from importlib import _bootstrap
+
         _bootstrap._lock_unlock_module(name)
     except Exception:
         pass

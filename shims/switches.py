@@ -36,7 +36,12 @@ def disabled(ids: list[str]) -> set[str]:
     patterns = [pattern.strip() for pattern in value.split(",") if pattern.strip()]
     if not patterns:
         return set()
-    from fnmatch import fnmatchcase
+    try:
+        from fnmatch import fnmatchcase
+    except ImportError:  # sys.modules["fnmatch"] = None, say: ids and library names still match
+
+        def fnmatchcase(id: str, pattern: str) -> bool:
+            return id == pattern
 
     off = set()
     for pattern in patterns:
@@ -74,8 +79,11 @@ def configure_logging() -> None:
     if value not in _LOG_LEVELS:
         warn(f"{LOG}={shorten(value)} is not one of {', '.join(_LOG_LEVELS)}; ignored")
         return
-    import logging
-
+    try:
+        import logging
+    except ImportError as missing:
+        warn(f"{LOG}={shorten(value)} is ignored: logging cannot be imported ({missing})")
+        return
     from .report import logger
 
     gpushim = logger()

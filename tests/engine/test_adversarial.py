@@ -234,7 +234,18 @@ CASES = {
         APPLIED,
     ),
 }
-STDLIB_GPUSHIM_IMPORTS_LATE = ["warnings", "types", "logging", "fnmatch", "pickle", "zipfile", "importlib.metadata"]
+WRAPT_NEEDS = {"types", "importlib"}  # without them no patch can apply, but gpushim goes on
+SWITCHES = "import os\nos.environ.update(GPUSHIM_LOG='info', GPUSHIM_DISABLE='synth.nothing*')\n"
+STDLIB_GPUSHIM_IMPORTS_LATE = [
+    "warnings",
+    "types",
+    "logging",
+    "fnmatch",
+    "pickle",
+    "zipfile",
+    "importlib",
+    "importlib.metadata",
+]
 
 
 def _write_site(root, setup):
@@ -242,7 +253,9 @@ def _write_site(root, setup):
     site = write_site(root, TARGET, DISTRIBUTION, "1.5.0", declared="1.5.0")
     (site / TARGET / "__init__.py").write_text(textwrap.dedent(TARGET_SOURCE))
     folder = site / "synthcatalogue" / "synth"
-    (folder / "refused.py").write_text(STANDALONE_PATCH.format(id="synth.refused", affected=">=1.0,<2.0", name="refused"))
+    (folder / "refused.py").write_text(
+        STANDALONE_PATCH.format(id="synth.refused", affected=">=1.0,<2.0", name="refused")
+    )
     customize = site / "sitecustomize.py"
     body = textwrap.indent(customize.read_text(), "    ")
     customize.write_text(f"import os\n\nif not os.environ.get({WITHOUT_GPUSHIM!r}):\n{body}")
@@ -348,11 +361,13 @@ def test_strict_mode_raises_one_patch_error_naming_every_failed_patch(name, wher
 @pytest.mark.parametrize("where", ["early", "late"])
 @pytest.mark.parametrize("module", STDLIB_GPUSHIM_IMPORTS_LATE)
 def test_a_module_gpushim_imports_lazily_being_none_in_sys_modules(module, where, tmp_path_factory):
-    """Standard modules gpushim imports only when it needs them (to warn, to log, ...), made unimportable."""
-    prelude = BLOCK.format(names=[module]) + "import os\nos.environ['GPUSHIM_LOG'] = 'info'\n"
-    site = _site("a patch that does not fit", tmp_path_factory)
-    finished = _run(site, _with_gpushim("a patch that does not fit", where, prelude))
-    _assert_same_program(finished, _baseline("a patch that does not fit", False, tmp_path_factory, prelude))
+    """Standard modules gpushim imports only when it needs them (to warn, log, match, wait), made unimportable."""
+    prelude = BLOCK.format(names=[module]) + SWITCHES
+    name = "a patch that does not fit"
+    finished = _run(_site(name, tmp_path_factory), _with_gpushim(name, where, prelude))
+    _assert_same_program(finished, _baseline(name, False, tmp_path_factory, prelude))
+    compute = "failed" if module in WRAPT_NEEDS else "applied"
+    assert _output(finished)[1] == {"synth.compute": compute, "synth.refused": "failed"}, finished.stderr[-3000:]
 
 
 CONCURRENT = """
