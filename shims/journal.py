@@ -101,6 +101,35 @@ def _wrapper_type():
         return _PatchedFunction
     import wrapt
 
+    def raise_unless_picklable(original: object, patched: object, protocol: int) -> None:
+        """Raise as pickling ``original`` would, unless pickle would find it by reference where ``patched`` now is."""
+        import pickle
+
+        found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
+        if found is not patched and getattr(found, "_self_parent", None) is not patched:
+            pickle.dumps(original, protocol)
+
+    class BoundPatchedFunction(wrapt.BoundFunctionWrapper):
+        """A :class:`PatchedFunction` read through a class or an instance, which pickles and copies as that read does.
+
+        Read through its class, it pickles as the patched function (a function
+        read so is itself); through an instance, as a bound method does: by
+        reference to that attribute of the instance, which must pickle.
+        """
+
+        def __reduce_ex__(self, protocol):
+            parent = self._self_parent
+            if self._self_instance is not None:
+                return getattr, (self._self_instance, parent._self_home[1])
+            raise_unless_picklable(self.__wrapped__, parent, protocol)
+            return parent.__reduce_ex__(protocol)
+
+        def __copy__(self):
+            return self
+
+        def __deepcopy__(self, memo):
+            return self
+
     class PatchedFunction(wrapt.FunctionWrapper):
         """A wrapt wrapper that pickles and copies as the attribute it replaced.
 
@@ -110,12 +139,12 @@ def _wrapper_type():
         original that cannot be pickled makes this fail in the same way.
         """
 
+        __bound_function_wrapper__ = BoundPatchedFunction
+
         def __reduce_ex__(self, protocol):
             import pickle
 
-            original = self.__wrapped__
-            if _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None)) is not self:
-                pickle.dumps(original, protocol)  # raises as the original would
+            raise_unless_picklable(self.__wrapped__, self, protocol)
             owner, name = self._self_home
             if isinstance(owner, type(pickle)):
                 owner = _Reference(owner.__name__)

@@ -18,6 +18,7 @@ through gpushim's wrappers: only the states say whether a patch applied.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -44,6 +45,18 @@ def refused(x):
 
 def other(x):
     return x * 10
+
+class Widget:
+    def size(self, x):
+        return x + 1
+
+def _make_local():
+    def local(x):
+        return x + 1
+
+    return local
+
+local = _make_local()
 """
 
 # The user's program.  PRELUDE sets up the hostile condition; EARLY and LATE are
@@ -234,7 +247,6 @@ CASES = {
         APPLIED,
     ),
 }
-WRAPT_NEEDS = {"types", "importlib"}  # without them no patch can apply, but gpushim goes on
 SWITCHES = "import os\nos.environ.update(GPUSHIM_LOG='info', GPUSHIM_DISABLE='synth.nothing*')\n"
 STDLIB_GPUSHIM_IMPORTS_LATE = [
     "warnings",
@@ -358,6 +370,12 @@ def test_strict_mode_raises_one_patch_error_naming_every_failed_patch(name, wher
     assert sorted(id for id in _states(name, where) if id in error) == failed
 
 
+@functools.cache
+def _wrapt_imports_without(module):
+    """Whether wrapt can be imported with ``module`` unimportable: some need it (wrapt 2 needs logging, say)."""
+    return _run(".", BLOCK.format(names=[module]) + "import wrapt\n").returncode == 0
+
+
 @pytest.mark.parametrize("where", ["early", "late"])
 @pytest.mark.parametrize("module", STDLIB_GPUSHIM_IMPORTS_LATE)
 def test_a_module_gpushim_imports_lazily_being_none_in_sys_modules(module, where, tmp_path_factory):
@@ -366,8 +384,58 @@ def test_a_module_gpushim_imports_lazily_being_none_in_sys_modules(module, where
     name = "a patch that does not fit"
     finished = _run(_site(name, tmp_path_factory), _with_gpushim(name, where, prelude))
     _assert_same_program(finished, _baseline(name, False, tmp_path_factory, prelude))
-    compute = "failed" if module in WRAPT_NEEDS else "applied"
+    compute = "applied" if _wrapt_imports_without(module) else "failed"
     assert _output(finished)[1] == {"synth.compute": compute, "synth.refused": "failed"}, finished.stderr[-3000:]
+
+
+PICKLING = """
+import copy, pickle
+{early}
+import synthadv
+{late}
+widget = synthadv.Widget()
+reads = {{
+    "a module's function": lambda: synthadv.compute,
+    "a method read through its class": lambda: synthadv.Widget.size,
+    "a method read through an instance": lambda: widget.size,
+    "a local function": lambda: synthadv.local,
+}}
+ways = {{"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}}
+for label, read in reads.items():
+    for way, act in ways.items():
+        value = read()
+        try:
+            result = act(value)
+        except Exception as error:
+            print(label, way, "raises", type(error).__name__)
+            continue
+        arguments = (widget, 1) if label == "a method read through its class" else (1,)
+        # The copy behaves as the attribute does now, patched or not; a function copies to itself.
+        print(label, way, result(*arguments) == read()(*arguments), result is value or label.startswith("a method"))
+"""
+PICKLED_PATCHES = {
+    "method": STANDALONE_PATCH.replace("journal.wrap(module,", "journal.wrap(module.Widget,"),
+    "local": STANDALONE_PATCH,
+}
+
+
+@pytest.mark.parametrize("where", ["early", "late"])
+def test_patched_callables_pickle_and_copy_as_their_originals_do(where, tmp_path):
+    """A function, a method read through its class and through an instance, and a function pickle cannot find."""
+    site = _write_site(tmp_path, None)
+    for name, source in PICKLED_PATCHES.items():
+        attribute = "size" if name == "method" else name
+        (site / "synthcatalogue" / "synth" / f"{name}.py").write_text(
+            source.format(id=f"synth.{name}", affected=">=1.0,<2.0", name=attribute)
+        )
+    program = PICKLING.format(
+        early="import gpushim.auto" if where == "early" else "", late="import gpushim.auto" if where == "late" else ""
+    )
+    finished = _run(site, program + REPORT.replace("json", "__import__('json')"))
+    baseline = _run(site, PICKLING.format(early="", late=""), env={WITHOUT_GPUSHIM: "1"})
+    _assert_same_program(finished, baseline)
+    assert "raises" in baseline.stdout and "True True" in baseline.stdout  # both kinds are tried
+    assert set(_output(finished)[1].values()) == {"applied"}
 
 
 CONCURRENT = """
