@@ -23,9 +23,13 @@ runs through ``_dlpack_to_cupy_array`` and the error is not the one ``DLPackMemo
 before taking it (a device CuPy is not built for: a plain ``RuntimeError``; a capsule already
 used fails the name check below); were a traceback ever to read otherwise, the patch would
 leave the capsule as CuPy left it rather than guess.  A capsule passed directly is the caller's own argument; for
-an object with ``__dlpack_device__``, CuPy gets a stand-in whose ``__dlpack_device__`` is the
-object's own bound method and whose ``__dlpack__`` passes CuPy's arguments through and keeps
-the capsule it returns, which CuPy would otherwise drop, and its producer free, while raising.
+any other object, CuPy gets a stand-in whose ``__dlpack_device__`` reads the object's own and
+whose ``__dlpack__`` passes CuPy's arguments through and keeps the capsule it returns, which CuPy
+would otherwise drop, and its producer free, while raising.  So CuPy itself still asks whether
+there is a ``__dlpack_device__``, as these releases do: built with Cython 0.29 (setup.py:
+``Cython>=0.29.22,<3``; 13.4.0 moved to Cython 3), their ``hasattr`` takes any exception raised
+reading it (a property that raises, even ``KeyboardInterrupt``) for "no such attribute", where
+Python's ``hasattr`` would propagate it; the producer's attribute is read as often as unpatched.
 
 Why this is exact.  Results and exceptions are CuPy's own: nothing is checked, converted or
 raised in CuPy's place, and 13.4.0 raises the same types and messages for these tensors
@@ -72,16 +76,19 @@ def took_the_tensor(error: BaseException) -> bool:
 class CapsuleKeeper:
     """Stands in for a ``__dlpack__`` producer during one ``from_dlpack`` call and keeps its capsule.
 
-    CuPy calls ``__dlpack_device__``, which is the producer's own bound method, and
-    ``__dlpack__`` with its stream; both reach the producer unchanged.
+    CuPy reads ``__dlpack_device__`` and ``__dlpack__`` and calls them; each read is
+    the producer's own, as often and with the same outcome, and the calls reach it unchanged.
     """
 
-    __slots__ = ("_producer", "capsule", "__dlpack_device__")
+    __slots__ = ("_producer", "capsule")
 
     def __init__(self, producer) -> None:
         self._producer = producer
         self.capsule = None
-        self.__dlpack_device__ = producer.__dlpack_device__
+
+    @property
+    def __dlpack_device__(self):
+        return self._producer.__dlpack_device__
 
     def __dlpack__(self, *args, **kwargs):
         self.capsule = self._producer.__dlpack__(*args, **kwargs)
@@ -115,13 +122,17 @@ def _apply(cupy, journal):
     is_valid.argtypes = set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
     is_valid.restype = set_name.restype = ctypes.c_int
 
+    api.PyCapsule_New.restype = ctypes.py_object
+    api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule_type = type(api.PyCapsule_New(ctypes.addressof(ctypes.c_char()), USED_NAME, None))
+
     def consume_if_taken(capsule, error: BaseException) -> None:
         if is_valid(capsule, b"dltensor") and took_the_tensor(error):
             set_name(capsule, USED_NAME)
 
     def from_dlpack(wrapped, instance, args, kwargs):
         array = args[0] if len(args) == 1 and not kwargs else _sole_argument(args, kwargs, "array")
-        if hasattr(array, "__dlpack_device__"):
+        if array is not _MISSING and type(array) is not capsule_type:
             keeper = CapsuleKeeper(array)
             try:
                 return wrapped(keeper)
@@ -144,7 +155,7 @@ def _apply(cupy, journal):
         the caller's line, as CuPy's own does.
         """
         dltensor = _sole_argument(args, kwargs, "dltensor")
-        if dltensor is _MISSING or hasattr(dltensor, "__dlpack_device__"):
+        if type(dltensor) is not capsule_type:
             return wrapped(*args, **kwargs)  # CuPy refuses these before it takes any tensor
         warnings.warn("This function is deprecated in favor of cupy.from_dlpack", DeprecationWarning, stacklevel=2)
         return patched_from_dlpack(dltensor)
