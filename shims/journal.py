@@ -131,6 +131,38 @@ def _wrapper_type():
     return PatchedFunction
 
 
+# The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
+# patches can wrap the same function, and either may be undone first.
+_LAYERS: dict[tuple[int, str], list[Replacement]] = {}
+
+
+def _remove_layer(entry: Replacement) -> None:
+    """Take ``entry`` out of its binding, leaving any wrapper put on top of it in place.
+
+    A gpushim wrapper above it is re-pointed at what ``entry`` replaced; the
+    binding itself is restored only when ``entry`` is the top layer (or the
+    layer above cannot be re-pointed, and then goes with it).
+    """
+    key = (id(entry.owner), entry.name)
+    layers = _LAYERS.get(key, [])
+    position = next((index for index, layer in enumerate(layers) if layer is entry), None)
+    if position is None:
+        return  # went with a layer below it
+    above = layers[position + 1] if position + 1 < len(layers) else None
+    if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
+        above.new.__wrapped__ = entry.original
+        above.original, above.inherited = entry.original, entry.inherited
+        del layers[position]
+        return
+    del layers[position:]
+    if not layers:
+        _LAYERS.pop(key, None)
+    if entry.inherited:
+        delattr(entry.owner, entry.name)
+    else:
+        setattr(entry.owner, entry.name, entry.original)
+
+
 class Journal:
     """The replacements one application of a patch made, in order."""
 
@@ -147,7 +179,9 @@ class Journal:
         originals = [_own_attribute(owner, name) for owner in owners]
         for owner, (original, inherited) in zip(owners, originals):
             setattr(owner, name, new)
-            self.entries.append(Replacement(owner, name, original, new, inherited))
+            entry = Replacement(owner, name, original, new, inherited)
+            self.entries.append(entry)
+            _LAYERS.setdefault((id(owner), name), []).append(entry)
         return new
 
     def wrap(
@@ -182,7 +216,4 @@ class Journal:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
                 entry.new._self_retired = True
-            if entry.inherited:
-                delattr(entry.owner, entry.name)
-            else:
-                setattr(entry.owner, entry.name, entry.original)
+            _remove_layer(entry)
