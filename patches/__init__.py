@@ -16,6 +16,8 @@ MODULES = (
     "cupy.fuse_inf_nan",
     "dali.cai_stream_none",
     "warp.cai_missing_strides",
+    "warp.from_dlpack_bool",
+    "warp.array_copy_false_reference",
 )
 
 
