@@ -27,9 +27,9 @@ ctypes object (its address changes from run to run), so for bool tensors the
 wrapper raises 1.16.0's message itself, naming the dtype the caller was asked for
 (a vector type, say, where ``dtype_is_compatible`` only sees its scalar), found in
 the caller's frame; the dtype is named as 1.16.0's ``type_repr`` names Warp's
-scalar, vector, matrix, quaternion and transform types.  Another dtype (a Python
-type, a struct) is named by the release's own ``type_repr``, which is 1.16.0's
-from 1.13 on.
+scalar, vector, matrix, quaternion and transform types and Python's ``bool``, ``float``
+and ``int``.  Another dtype (a struct, a NumPy type) is named by the release's own
+``type_repr``, which is 1.16.0's from 1.13 on.
 
 Not backported: 1.16.0's new wording of the "incompatible" error for non-bool
 tensors (a cosmetic change to a path that works), and bool export where a release
@@ -99,11 +99,13 @@ def _apply(warp, site):
     bool_aliases = (warp.bool, warp.int8, warp.uint8)
 
     def type_name(dtype) -> str:
-        """1.16.0's ``type_repr`` of ``dtype`` for Warp's value types; the release's own for the rest."""
+        """1.16.0's ``type_repr`` of ``dtype`` for Warp's value types and Python's; the release's own for the rest."""
         scalar = getattr(dtype, "_wp_scalar_type_", None)
         kind = _COMPOSITES.get(getattr(dtype, "_wp_generic_type_str_", None))
         if scalar is None or kind is None:
-            return dtype.__name__ if dtype in scalar_types else type_repr(dtype)
+            if dtype in scalar_types or dtype is bool or dtype is float or dtype is int:
+                return dtype.__name__
+            return type_repr(dtype)
         short = _SHORT_NAMES.get(scalar.__name__) if scalar in scalar_types else None
         shape = dtype._shape_
         if kind in ("transform", "quat"):
