@@ -79,7 +79,9 @@ def _dlpack_module():
         if code is not None and {"dtype_from_dlpack", "dtype_is_compatible"} <= set(code.co_names):
             if "dtype" in code.co_varnames:
                 return module, code
-    raise ShapeError(f"{name} has no _unpack_array or _from_dlpack that reads dtype_from_dlpack and dtype_is_compatible")
+    raise ShapeError(
+        f"{name} has no _unpack_array or _from_dlpack that reads dtype_from_dlpack and dtype_is_compatible"
+    )
 
 
 # How 1.16.0's type_repr spells each kind of composite type, by its _wp_generic_type_str_.

@@ -50,7 +50,10 @@ def cases() -> dict:
         ("int32", "int32"), ("uint32", "uint32"), ("int64", "int64"), ("uint64", "uint64"),
     ]:  # fmt: skip
         for shape in [(5,), (2, 3), (2, 3, 4)]:
-            found[f"{np_dtype} {shape}"] = (lambda d=np_dtype, s=shape: numbers(s, d), {"dtype": getattr(warp, wp_name)})
+            found[f"{np_dtype} {shape}"] = (
+                lambda d=np_dtype, s=shape: numbers(s, d),
+                {"dtype": getattr(warp, wp_name)},
+            )
     found.update(
         {
             "bool (4,)": (lambda: np.array([True, False, True, True]), {"dtype": warp.bool}),
@@ -178,7 +181,8 @@ def test_the_note_left_between_the_two_wrappers_is_removed(this_patch):
 
 @pytest.mark.parametrize("prelude", ["", "import gpushim.auto\nimport warp", "import warp\nimport gpushim.auto"])
 def test_probe_in_a_fresh_interpreter(prelude):
-    code = f"{prelude}\nfrom gpushim.patches.warp.array_copy_false_reference import patch\nprint('@@probe', patch.probe())"
+    module = "gpushim.patches.warp.array_copy_false_reference"
+    code = f"{prelude}\nfrom {module} import patch\nprint('@@probe', patch.probe())"
     finished = run_python(code)
     assert finished.returncode == 0, finished.stderr
     found = next(line for line in finished.stdout.splitlines() if line.startswith("@@probe"))[8:]
