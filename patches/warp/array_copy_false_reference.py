@@ -3,13 +3,14 @@
 ``wp.array(numpy_array, device="cpu", copy=False)`` points the Warp array at the
 NumPy buffer and keeps the NumPy array in ``_ref`` so that the buffer outlives the
 Warp array; an array made from a ``__cuda_array_interface__`` on a CUDA device keeps
-its source the same way.  Warp 1.3.0 moved ``self._ref = None`` to the end of
-``array.__init__``, after ``_init_from_data`` has stored the source there, so the
-reference is erased as soon as it is made.  When the caller drops the source, its
-memory is freed while the Warp array still points at it: kernels and ``.numpy()``
-then read and write freed memory, silently.  1.3.3 (NVIDIA/warp@b0a9baa, "Fix
-reference to source data being erased in array.__init__") clears ``_ref`` at the
-start of ``__init__`` instead.  1.2.x had no such line; 1.3.3 and later are right.
+its source the same way.  Warp 1.3.0 (NVIDIA/warp@d2be8ea, "Array Overwrite
+Notifications") added ``self._ref = None`` at the end of ``array.__init__``, after
+``_init_from_data`` has stored the source there, so both kinds of array lose their
+reference as soon as it is made.  When the caller drops the source, its memory is
+freed while the Warp array still points at it: kernels and ``.numpy()`` then read
+and write freed memory, silently.  1.3.3 (NVIDIA/warp@b0a9baa, "Fix reference to
+source data being erased in array.__init__") clears ``_ref`` at the start of
+``__init__`` instead.  1.2.x has no such line; 1.3.3 and later are right.
 
 How.  ``array._init_from_data`` is wrapped to note what it left in ``_ref`` (the
 very object 1.3.3 keeps: the source, or the NumPy view of it that Warp aliased),
