@@ -17,6 +17,7 @@ MODULES = (
     "dali.cai_stream_none",
     "warp.cai_missing_strides",
     "warp.sgd_argument_order",
+    "warp.tape_zero_nested_struct",
 )
 
 
