@@ -18,6 +18,7 @@ MODULES = (
     "warp.cai_missing_strides",
     "warp.sgd_argument_order",
     "warp.tape_zero_nested_struct",
+    "warp.bsr_get_diag_out",
 )
 
 
