@@ -19,6 +19,7 @@ MODULES = (
     "warp.sgd_argument_order",
     "warp.tape_zero_nested_struct",
     "warp.bsr_get_diag_out",
+    "warp.array_int32_shape",
 )
 
 
