@@ -4,10 +4,10 @@
 ``tuple(shape)`` and keeps its elements as they come.  Given NumPy int32 values
 (``np.array([65536, 65537], np.int32)``, or the ``.shape`` of anything sized in
 int32), the size and strides are then multiplied out in int32: the size of a
-65536 x 65537 uint8 array reads 65,536 instead of 4,295,032,832, and under
-NumPy 2 the capacity that ``wp.empty`` allocates wraps too, so the array claims
-4 GiB over a 64 KiB buffer and writes run past it.  Nothing raises (NumPy may
-warn about the overflow).  Every 1.x release up to 1.3.1 keeps the elements;
+65536 x 65537 uint8 array reads 65,536 instead of 4,295,032,832, and on 1.3.1
+(under NumPy 1.26 and 2.2 alike) so does the capacity that ``wp.empty``
+allocates, so the array claims 4 GiB over a 64 KiB buffer and writes run past
+it.  Nothing raises (NumPy may warn about the overflow).  Every 1.x release up to 1.3.1 keeps the elements;
 NVIDIA/warp@61c767525 (1.3.2; 58bb5de43 on main, in 1.4.0) makes the shape
 ``tuple(int(x) for x in shape)``.
 

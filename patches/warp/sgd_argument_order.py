@@ -6,9 +6,9 @@ nesterov, t, params)``, but ``SGD.step_detail`` launches it with the inputs
 momentum factor acts as weight decay, dampening as momentum and weight decay as
 dampening.  ``SGD(lr=0.1, momentum=0.9)`` on ``[1, 2]`` with gradient
 ``[0.1, 0.2]`` steps to ``[0.9, 1.8]`` instead of torch's ``[0.99, 1.98]``, and
-nothing raises (NVIDIA/warp GH-1143).  Every 1.x release has the mismatch, and
-the 0.x releases before them; NVIDIA/warp@acc688c63 (in 1.11.0) reorders the
-kernel's parameters to match the launch.
+nothing raises (NVIDIA/warp GH-1143).  The mismatch is as old as the optimizer
+(0.11.0), so every 1.x release before 1.11.0 has it; NVIDIA/warp@acc688c63 (in
+1.11.0) reorders the kernel's parameters to match the launch.
 
 The kernel itself is right for its own parameter order, so the backport leaves
 it alone, and with it Warp's module hash and kernel cache: ``step_detail`` is
