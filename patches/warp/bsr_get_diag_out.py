@@ -114,5 +114,5 @@ def _probe():
     out = warp.full(2, 7.0, dtype=warp.float32, device="cpu")
     diagonal = warp.sparse.bsr_get_diag(matrix, out=out).numpy().tolist()
     if diagonal != [0.0, 3.0]:
-        return f"bsr_get_diag(A, out=...) of [[0, 1], [2, 3]] into an out full of 7 gives {diagonal}"
+        return f"bsr_get_diag(A, out=...) of [[0, 1], [2, 3]] into an out full of 7 gives {diagonal}, not [0.0, 3.0]"
     return None

@@ -103,5 +103,8 @@ def _probe():
     warp.optim.SGD([params], lr=0.1, momentum=0.9).step([grad])
     result = params.numpy()
     if not np.allclose(result, [0.99, 1.98]):
-        return f"one step of SGD(lr=0.1, momentum=0.9) on [1, 2] with gradient [0.1, 0.2] gives {result.tolist()}"
+        result = [round(value, 6) for value in result.tolist()]
+        return (
+            f"one step of SGD(lr=0.1, momentum=0.9) on [1, 2] with gradient [0.1, 0.2] gives {result}, not [0.99, 1.98]"
+        )
     return None

@@ -112,5 +112,5 @@ def _probe():
     tape.zero()
     left = outer.inner.a.grad.numpy().tolist()
     if left != [0.0, 0.0]:
-        return f"tape.zero() leaves the gradient {left} of an array inside a nested struct"
+        return f"tape.zero() leaves the gradient of an array inside a nested struct at {left}, not [0.0, 0.0]"
     return None
