@@ -70,7 +70,9 @@ def _dlpack_module():
         if callable(namespace.get("dtype_from_dlpack")) and callable(namespace.get("dtype_is_compatible")):
             break
     else:
-        raise TargetMismatch("neither warp._src.dlpack nor warp.dlpack defines dtype_from_dlpack and dtype_is_compatible")
+        raise TargetMismatch(
+            "neither warp._src.dlpack nor warp.dlpack defines dtype_from_dlpack and dtype_is_compatible"
+        )
     for caller in ("_unpack_array", "_from_dlpack"):
         code = getattr(namespace.get(caller), "__code__", None)
         if code is not None and {"dtype_from_dlpack", "dtype_is_compatible"} <= set(code.co_names):
