@@ -1,7 +1,7 @@
 """The GPU half of the proof: whether this machine has a CUDA device, and the mark for tests that need one.
 
 The tests under ``tests/<library>/`` prove each patch on the CPU, through
-stand-ins for the device.  The tests marked :data:`on_gpu` (pytest marker
+stand-ins for the device.  The tests marked :func:`on_gpu` (pytest marker
 ``gpu``, in ``test_gpu_<patch>.py`` beside them) port the upstream
 reproducers as their reporters ran them, with real producers (torch, CuPy)
 and real device memory; they run with ``pytest -m gpu`` and are skipped with
@@ -26,8 +26,14 @@ PRESENT = cuda_present()
 
 
 def on_gpu(test):
-    """Mark ``test`` as a GPU test: marker ``gpu``, skipped with :data:`NO_DEVICE` without a device."""
-    return pytest.mark.gpu(pytest.mark.skipif(not PRESENT, reason=NO_DEVICE)(test))
+    """Mark ``test`` as a GPU test: marker ``gpu``, skipped with :data:`NO_DEVICE` without a device.
+
+    That skip comes before the test's other conditions, wherever the
+    decorator stands, so that without a device every GPU test says why.
+    """
+    others = list(getattr(test, "pytestmark", []))
+    test.pytestmark = [pytest.mark.skipif(not PRESENT, reason=NO_DEVICE).mark, pytest.mark.gpu.mark, *others]
+    return test
 
 
 def cuda_torch():
