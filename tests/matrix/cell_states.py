@@ -2,16 +2,18 @@
 
 Imports ``gpushim.auto`` and then each installed target, as a user would,
 and compares ``gpushim.status()`` with :func:`tests.matrix.cells.expected_state`.
-Prints the status records, for ``compare``.
+Prints the status records and where they were obtained, for ``compare``.
 """
 
 from __future__ import annotations
 
 import json
+import platform
 import sys
 
 import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
+from gpushim.device import cuda_present
 from tests.matrix.cells import expected_state, installed_versions
 
 
@@ -22,7 +24,8 @@ def main() -> int:
         if state != "not-installed":
             __import__(gpushim.registry().library(id).target)
     records = gpushim.status()
-    print(json.dumps(records, indent=1))
+    environment = {"machine": platform.machine(), "python": platform.python_version(), "cuda_device": cuda_present()}
+    print(json.dumps({"environment": environment, "records": records}, indent=1))
     wrong = [
         f"{r['id']}: expected {expected[r['id']]}, got {r['state']}" for r in records if r["state"] != expected[r["id"]]
     ]

@@ -8,7 +8,6 @@ No ``from __future__ import annotations`` here: Warp reads the kernels' and
 structs' annotations as types.
 """
 
-
 from gpushim.patches.warp.tape_zero_nested_struct import patch
 from tests.support import applied, gate, record_faithful
 
