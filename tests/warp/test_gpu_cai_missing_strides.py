@@ -153,8 +153,8 @@ def test_probe_uses_warps_device_and_device_memory_where_a_device_is_present(mon
     from tests.warp.cai_corpus import fake_cuda_device
 
     driver = pretend_a_device(monkeypatch)
-    asked = []
-    monkeypatch.setattr(wp, "get_device", lambda name: asked.append(name) or fake_cuda_device())
+    asked, device = [], fake_cuda_device()
+    monkeypatch.setattr(wp, "get_device", lambda name: asked.append(name) or device)
     verdict = patch.probe()
     assert asked == ["cuda:0"]
     assert driver.allocated == [48]
