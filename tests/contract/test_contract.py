@@ -13,6 +13,7 @@ counts as the bug showing.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 
@@ -37,11 +38,15 @@ print("@@" + json.dumps({{"bug": bug, "state": gpushim.record({id!r})["state"]}}
 """
 
 
-def probe(id: str, before: str = "", after: str = "", env: dict | None = None) -> tuple[str | None, str]:
-    """The probe's answer in a fresh interpreter (``"crashed"`` if it died), and the patch's state there."""
+@functools.lru_cache(maxsize=None)
+def probe(id: str, before: str = "", after: str = "", disabled: bool = False) -> tuple[str | None, str]:
+    """The probe's answer in a fresh interpreter (``"crashed"`` if it died), and the patch's state there.
+
+    Each answer is obtained once per session: tests that ask the same question share it.
+    """
     target = gpushim.registry().library(id).target
     code = PROBE.format(before="\n".join([before, f"import {target}", after]), id=id)
-    finished = run_python(code, env=env)
+    finished = run_python(code, env={"GPUSHIM_DISABLE": id} if disabled else None)
     if finished.returncode < 0:
         return f"crashed with signal {-finished.returncode}", "-"
     assert finished.returncode == 0, finished.stderr[-3000:]
@@ -81,7 +86,7 @@ def test_effective_with_gpushim_before_or_after_the_target(id, expected, order):
 def test_disabling_the_patch_brings_the_bug_back(id, expected):
     if expected != APPLIED:
         pytest.skip(f"{id} is {expected} here")
-    bug, state = probe(id, before="import gpushim.auto", env={"GPUSHIM_DISABLE": id})
+    bug, state = probe(id, before="import gpushim.auto", disabled=True)
     assert bug is not None and state == DISABLED
 
 
