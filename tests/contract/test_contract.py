@@ -38,7 +38,7 @@ print("@@" + json.dumps({{"bug": bug, "state": gpushim.record({id!r})["state"]}}
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe(id: str, before: str = "", after: str = "", disabled: bool = False) -> tuple[str | None, str]:
     """The probe's answer in a fresh interpreter (``"crashed"`` if it died), and the patch's state there.
 
