@@ -108,7 +108,7 @@ def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(id, e
         gpushim.patch(id)
         assert gpushim.registry().journal(id).entries == entries
         for entry in entries:
-            assert getattr(entry.owner, "__dict__", {}).get(entry.name, entry.new) is entry.new
+            assert entry.bound() is entry.new
             assert entry.new.__wrapped__ is entry.original
     finally:
         gpushim.unpatch(id)
@@ -123,7 +123,4 @@ def test_unpatch_restores_the_identical_objects_everywhere(id, expected, target)
     finally:
         gpushim.unpatch(id)
     for entry in entries:
-        if entry.inherited:
-            assert entry.name not in vars(entry.owner)
-        else:
-            assert vars(entry.owner)[entry.name] is entry.original
+        assert entry.bound() is (None if entry.inherited else entry.original)
