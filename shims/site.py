@@ -2,7 +2,8 @@
 
 A :class:`Site` is handed to a patch's ``apply``.  Every replacement goes
 through it and is recorded with the object it replaced, so ``unpatch()``
-puts back the identical original on every module or class it was set on.
+puts back the identical original on every module or class it was set on,
+and under every key of a mapping whose item it replaced.
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ class Site:
     """The replacements one application of a patch made."""
 
     def __init__(self) -> None:
-        self._replaced: list[tuple[object, str, object]] = []
+        # (owner, name, original, False) for an attribute, (mapping, key, original, True) for an item
+        self._replaced: list[tuple[Any, Any, object, bool]] = []
         self.wrapped_originals: list[object] = []
 
     @property
     def owners(self) -> list[tuple[object, str]]:
-        return [(owner, name) for owner, name, _ in self._replaced]
+        return [(owner, name) for owner, name, _, item in self._replaced if not item]
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
         """Bind ``name`` to ``new`` on each owner, remembering what was there."""
@@ -62,7 +64,23 @@ class Site:
         originals = [_own_attribute(owner, name) for owner in owners]
         for owner, original in zip(owners, originals):
             setattr(owner, name, new)
-            self._replaced.append((owner, name, original))
+            self._replaced.append((owner, name, original, False))
+        return new
+
+    def replace_item(self, mapping: dict, key: object, new: object) -> object:
+        """Bind ``mapping[key]`` to ``new`` in place, remembering what was there.
+
+        For a table a library dispatches through, such as a class-level dict
+        of handlers: every holder of the mapping sees the change, and other
+        patches' items in it are left alone.  The key must be present; undo
+        puts the identical original back under it, so the order is kept too.
+        """
+        try:
+            original = mapping[key]
+        except (KeyError, TypeError):
+            raise ShapeError(f"the mapping has no item {key!r}") from None
+        mapping[key] = new
+        self._replaced.append((mapping, key, original, True))
         return new
 
     def wrap(
@@ -94,8 +112,10 @@ class Site:
         """Put every original back, latest replacement first."""
         self.wrapped_originals.clear()
         while self._replaced:
-            owner, name, original = self._replaced.pop()
-            if original is _ABSENT:
+            owner, name, original, item = self._replaced.pop()
+            if item:
+                owner[name] = original
+            elif original is _ABSENT:
                 delattr(owner, name)
             else:
                 setattr(owner, name, original)
