@@ -16,6 +16,7 @@ MODULES = (
     "cupy.fuse_inf_nan",
     "dali.cai_stream_none",
     "warp.cai_missing_strides",
+    "warp.augassign_mul_div",
 )
 
 
