@@ -165,7 +165,9 @@ def generated_code() -> dict:
     """
     module = mul_div.module
     source = warp.context.ModuleBuilder(module, module.options).codegen("cpu")
-    parts = sorted(re.sub(r"_[0-9a-f]{8}\b", "_<hash>", part) for part in re.split(r"\n\s*\n(?=\S)", source))
+    parts = sorted(
+        re.sub(r"_[0-9a-f]{8}(?![0-9A-Za-z])", "_<hash>", part) for part in re.split(r"\n\s*\n(?=\S)", source)
+    )
     digest = hashlib.sha256("\n\n".join(parts).encode()).hexdigest()
     return {"parts": len(parts), "sha256": digest}
 
@@ -215,7 +217,7 @@ def run_corpus() -> dict:
 TELLING = {
     "float32 a[i] *= 3; a[i] /= 2": ([2.0, 4.0, -1.5, 0.0], [3.0, 6.0, -2.25, 0.0]),
     "int32 a[i] *= 3; a[i] /= 2": ([7, -7, 9, 0], [10, -10, 13, 0]),
-    "int32 a[i] %= 4; a[i] //= 2": ([7, -7, 9, 0], [1, -2, 0, 0]),
+    "int32 a[i] %= 4; a[i] //= 2": ([7, -7, 9, 0], [1, -1, 0, 0]),
     "vec3f a[i] *= 2; a[i] /= 4": ([[1, 2, 3], [4, 5, 6]], [[0.5, 1, 1.5], [2, 2.5, 3]]),
     "mat22f a[i] *= 2; a[i] /= 4": ([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], [[[0.5, 1], [1.5, 2]], [[2.5, 3], [3.5, 4]]]),
     "struct field s.a[i] *= 5": ([1.0, 2.0], [5.0, 10.0]),
