@@ -427,17 +427,19 @@ def test_harmless_not_affected_and_warp_keeps_its_own_generator():
     import ast
 
     from warp.codegen import Adjoint
-    from warp.context import ModuleHasher
 
     import gpushim
 
-    before = (vars(Adjoint)["emit_AugAssign"], vars(ModuleHasher)["hash_adjoint"])
+    before = vars(Adjoint)["emit_AugAssign"]
+    hashing = vars(warp.context).get("ModuleHasher")  # 1.3.x hashes modules another way
+    hash_adjoint = hashing and vars(hashing)["hash_adjoint"]
     with applied(patch):
         record = next(record for record in gpushim.status() if record["id"] == patch.id)
         assert record["state"] == "not-affected"
-        assert (vars(Adjoint)["emit_AugAssign"], vars(ModuleHasher)["hash_adjoint"]) == before
-        assert Adjoint.node_visitors[ast.AugAssign] is before[0]
-    assert not hasattr(before[0], "__wrapped__") and before[0].__module__ == "warp.codegen"
+        assert vars(Adjoint)["emit_AugAssign"] is before
+        assert Adjoint.node_visitors[ast.AugAssign] is before
+        assert (hashing and vars(hashing)["hash_adjoint"]) is hash_adjoint
+    assert not hasattr(before, "__wrapped__") and before.__module__ == "warp.codegen"
 
 
 @unaffected_only
