@@ -395,6 +395,19 @@ def test_code_generation_dispatches_through_node_visitors():
 
 
 @affected_only
+@pytest.mark.parametrize("verbose", [False, True])
+def test_the_warning_is_printed_only_when_verbose_as_in_1_4_2(verbose, capsys, monkeypatch):
+    module = mul_div.module
+    monkeypatch.setattr(warp.config, "verbose", verbose)
+    try:
+        with applied(patch):
+            warp.context.ModuleBuilder(module, module.options).codegen("cpu")
+    finally:
+        module.mark_modified()
+    assert ("Warning: in-place op <ast.Mult object at" in capsys.readouterr().out) is verbose
+
+
+@affected_only
 def test_unpatch_restores_the_identical_objects():
     import ast
 
