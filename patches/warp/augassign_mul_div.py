@@ -131,12 +131,15 @@ def _apply(warp, site):
             return wrapped(*args, **kwargs)
         adj.eval(ast.Assign(targets=[lhs], value=ast.BinOp(lhs, node.op, node.value)))
 
+    scanned = {}  # source -> whether it holds a statement 1.4.x may drop; overloads share their source
+
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        adj = args[0] if args else kwargs.get("adj")
-        if any(may_be_dropped(node) for node in ast.walk(adj.tree)):
-            return hashlib.sha256(digest + GENERATOR).digest()
-        return digest
+        adj = args[0] if args else kwargs["adj"]
+        found = scanned.get(adj.source)
+        if found is None:
+            found = scanned[adj.source] = any(may_be_dropped(node) for node in ast.walk(adj.tree))
+        return hashlib.sha256(digest + GENERATOR).digest() if found else digest
 
     installed = site.wrap(adjoint, "emit_AugAssign", emit_augassign)
     site.replace_item(adjoint.node_visitors, ast.AugAssign, installed)
