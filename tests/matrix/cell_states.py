@@ -1,6 +1,7 @@
 """Check, in one matrix cell, that every patch ends in the state derived for it.
 
-Imports ``gpushim.auto`` and then each installed target, as a user would,
+Imports ``gpushim.auto`` and then each installed target (and the module a
+patch changes, where that is another), as a user would,
 and compares ``gpushim.status()`` with :func:`tests.matrix.cells.expected_state`.
 Prints the status records and where they were obtained, for ``compare``.
 """
@@ -23,6 +24,7 @@ def main() -> int:
     for id, state in expected.items():
         if state != "not-installed":
             __import__(gpushim.registry().library(id).target)
+            __import__(gpushim.registry()[id].module or gpushim.registry().library(id).target)
     records = gpushim.status()
     environment = {"machine": platform.machine(), "python": platform.python_version(), "cuda_device": cuda_present()}
     print(json.dumps({"environment": environment, "records": records}, indent=1))
