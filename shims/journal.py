@@ -68,6 +68,16 @@ def _own_attribute(owner: object, name: str) -> tuple[object, bool]:
         raise TargetMismatch(f"{_describe(owner)} has no attribute {name!r}") from None
 
 
+def _read(owner: object, name: str, original: object) -> object:
+    """What reading ``owner.name`` gives while it holds ``original``: through a class, a static method's function."""
+    try:
+        if vars(owner).get(name) is original:
+            return getattr(owner, name)
+    except Exception:
+        pass
+    return original
+
+
 class Replacement:
     """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``.
 
@@ -130,23 +140,32 @@ def _wrapper_type():
     class BoundPatchedFunction(wrapt.BoundFunctionWrapper):
         """A :class:`PatchedFunction` read through a class or an instance, which pickles and copies as that read does.
 
-        Read through its class, it pickles as the patched function (a function
-        read so is itself); through an instance, as a bound method does: by
-        reference to that attribute of the instance, which must pickle.
+        Read through its class, it pickles as the patched function and copies
+        to itself (a function read so is itself); through an instance, as a
+        bound method does: by reference to that attribute of the instance
+        (which must pickle), copied as that attribute of the instance or of a
+        deep copy of it.
         """
 
         def __reduce_ex__(self, protocol):
             parent = self._self_parent
             if self._self_instance is not None:
                 return getattr, (self._self_instance, parent._self_home[1])
-            raise_unless_picklable(self.__wrapped__, parent, protocol)
             return parent.__reduce_ex__(protocol)
 
         def __copy__(self):
-            return self
+            if self._self_instance is None:
+                self._self_parent.__copy__()
+                return self
+            return getattr(self._self_instance, self._self_parent._self_home[1])
 
         def __deepcopy__(self, memo):
-            return self
+            import copy
+
+            if self._self_instance is None:
+                self._self_parent.__deepcopy__(memo)
+                return self
+            return getattr(copy.deepcopy(self._self_instance, memo), self._self_parent._self_home[1])
 
     class PatchedFunction(wrapt.FunctionWrapper):
         """A wrapt wrapper that pickles and copies as the attribute it replaced.
@@ -154,7 +173,8 @@ def _wrapper_type():
         The original pickles by reference to where it was defined; this one
         pickles by reference to where the patch put it, so that loading gives
         the patched object back, and copies to itself as a function does.  An
-        original that cannot be pickled makes this fail in the same way.
+        original that cannot be pickled or copied, as its owner gave it to be
+        read (``_self_read``), makes this fail in the same way.
         """
 
         __bound_function_wrapper__ = BoundPatchedFunction
@@ -162,16 +182,22 @@ def _wrapper_type():
         def __reduce_ex__(self, protocol):
             import pickle
 
-            raise_unless_picklable(self.__wrapped__, self, protocol)
+            raise_unless_picklable(self._self_read, self, protocol)
             owner, name = self._self_home
             if isinstance(owner, type(pickle)):
                 owner = _Reference(owner.__name__)
             return getattr, (owner, name)
 
         def __copy__(self):
+            import copy
+
+            copy.copy(self._self_read)  # raises as the original would (a pybind11 method, say)
             return self
 
         def __deepcopy__(self, memo):
+            import copy
+
+            copy.deepcopy(self._self_read, memo)
             return self
 
     _PatchedFunction = PatchedFunction
@@ -264,6 +290,7 @@ class Journal:
                 raise TargetMismatch(f"{_describe(owner)}.{name} is not {_describe(owners[0])}.{name}")
         patched = _wrapper_type()(original, wrapper)
         patched._self_home = (owners[0], name)
+        patched._self_read = _read(owners[0], name, original)
         patched._self_retired = False
         return self.replace(owners, name, patched)
 

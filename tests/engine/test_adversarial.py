@@ -50,6 +50,19 @@ class Widget:
     def size(self, x):
         return x + 1
 
+    @staticmethod
+    def make(x):
+        return x + 1
+
+class Refuses:
+    def __call__(self, x):
+        return x + 1
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cannot pickle or copy a Refuses")
+
+refuses = Refuses()
+
 def _make_local():
     def local(x):
         return x + 1
@@ -399,6 +412,8 @@ reads = {{
     "a method read through its class": lambda: synthadv.Widget.size,
     "a method read through an instance": lambda: widget.size,
     "a local function": lambda: synthadv.local,
+    "a static method read through its class": lambda: synthadv.Widget.make,
+    "a callable that refuses pickling and copying": lambda: synthadv.refuses,
 }}
 ways = {{"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}}
 for label, read in reads.items():
@@ -410,23 +425,21 @@ for label, read in reads.items():
             print(label, way, "raises", type(error).__name__)
             continue
         arguments = (widget, 1) if label == "a method read through its class" else (1,)
-        # The copy behaves as the attribute does now, patched or not; a function copies to itself.
-        print(label, way, result(*arguments) == read()(*arguments), result is value or label.startswith("a method"))
+        # The copy behaves as the attribute does now, patched or not; a function copies to itself (wrapt binds
+        # a new wrapper at each read through a class or an instance).
+        print(label, way, result(*arguments) == read()(*arguments), result is value or "read through" in label)
 """
-PICKLED_PATCHES = {
-    "method": STANDALONE_PATCH.replace("journal.wrap(module,", "journal.wrap(module.Widget,"),
-    "local": STANDALONE_PATCH,
-}
+IN_WIDGET = STANDALONE_PATCH.replace("journal.wrap(module,", "journal.wrap(module.Widget,")
+PICKLED_PATCHES = {"size": IN_WIDGET, "make": IN_WIDGET, "local": STANDALONE_PATCH, "refuses": STANDALONE_PATCH}
 
 
 @pytest.mark.parametrize("where", ["early", "late"])
 def test_patched_callables_pickle_and_copy_as_their_originals_do(where, tmp_path):
-    """A function, a method read through its class and through an instance, and a function pickle cannot find."""
+    """Functions, methods through the class and an instance, a static method, and what cannot be pickled or copied."""
     site = _write_site(tmp_path, None)
     for name, source in PICKLED_PATCHES.items():
-        attribute = "size" if name == "method" else name
         (site / "synthcatalogue" / "synth" / f"{name}.py").write_text(
-            source.format(id=f"synth.{name}", affected=">=1.0,<2.0", name=attribute)
+            source.format(id=f"synth.{name}", affected=">=1.0,<2.0", name=name)
         )
     program = PICKLING.format(
         early="import gpushim.auto" if where == "early" else "", late="import gpushim.auto" if where == "late" else ""
