@@ -11,6 +11,7 @@ one must fail with the same exception type.
 from __future__ import annotations
 
 import copy
+import importlib
 import pickle
 
 import gpushim
@@ -20,12 +21,28 @@ from tests.support import applied
 WAYS = {"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}
 
 
-def _same(result: object, read: object) -> bool:
-    """Whether ``result`` is ``read``, or (wrapt gives a new bound wrapper per read) an equal wrapper of the same."""
-    if result is read:
-        return True
-    wrapped = getattr(read, "__wrapped__", None)
-    return wrapped is not None and getattr(result, "__wrapped__", None) == wrapped and result == read
+def _identity(value: object) -> object:
+    """What makes two reads the same: the object, or for a bound method (wrapt's too) its function and instance."""
+    parent = getattr(value, "_self_parent", None)  # a wrapt bound wrapper: a new one per read
+    if parent is not None:
+        return parent, value._self_instance
+    function = getattr(value, "__func__", None)
+    if function is not None and hasattr(value, "__self__"):
+        return function, value.__self__
+    return value
+
+
+def _kind(result: object, value: object) -> str:
+    same, other = _identity(result), _identity(value)
+    if type(same) is tuple and type(other) is tuple:
+        same = all(mine is theirs for mine, theirs in zip(same, other))
+    else:
+        same = same is other
+    if not same:
+        return "an equal one" if result == value else "another"
+    if hasattr(result, "__wrapped__") != hasattr(value, "__wrapped__"):
+        return "itself, unpatched"
+    return "itself"
 
 
 def outcomes(read) -> dict[str, str]:
@@ -38,7 +55,7 @@ def outcomes(read) -> dict[str, str]:
         except Exception as error:
             answers[way] = f"raises {type(error).__name__}"
         else:
-            answers[way] = "itself" if _same(result, value) else f"another {type(result).__name__}"
+            answers[way] = _kind(result, value)
     return answers
 
 
@@ -48,11 +65,15 @@ def _label(owner: object, name: str) -> str:
     return f"{getattr(owner, '__name__', repr(owner))}.{name}"
 
 
-def replacements(id: str) -> list[tuple[object, str]]:
-    """``(owner, name)`` of every binding patch ``id`` replaces in this environment."""
-    with applied(gpushim.registry()[id]):
+def replacements(id: str) -> list[tuple[object, object, bool]]:
+    """``(owner, name, item)`` of every binding patch ``id`` replaces here: ``owner.name``, or ``owner[name]``."""
+    patch = gpushim.registry()[id]
+    if getattr(patch, "module", None):
+        importlib.import_module(patch.module)  # the module of the library it patches
+    with applied(patch):
         assert gpushim.record(id)["state"] == APPLIED, gpushim.record(id)
-        return [(entry.owner, entry.name) for entry in gpushim.registry().journal(id).entries]
+        entries = gpushim.registry().journal(id).entries
+        return [(entry.owner, entry.name, getattr(entry, "item", False)) for entry in entries]
 
 
 def pickling_differences(id: str, instances: dict | None = None) -> dict[str, tuple[dict, dict]]:
@@ -62,7 +83,10 @@ def pickling_differences(id: str, instances: dict | None = None) -> dict[str, tu
     too when given (a method read through an instance is a bound method).
     """
     reads = {}
-    for owner, name in replacements(id):
+    for owner, name, item in replacements(id):
+        if item:
+            reads[f"{type(owner).__name__}[{name!r}]"] = lambda owner=owner, name=name: owner[name]
+            continue
         reads[_label(owner, name)] = lambda owner=owner, name=name: getattr(owner, name)
         instance = (instances or {}).get(owner)
         if instance is not None:

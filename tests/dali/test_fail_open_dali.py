@@ -1,0 +1,28 @@
+"""Fail-open with the real DALI: what each DALI patch replaces pickles and copies as the original does.
+
+DALI's tensor constructors are pybind11 methods, which do not pickle; the
+patched ones must fail in the same way.  No GPU is used.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import gpushim
+from gpushim.patches.dali.cai_stream_none import patch
+from gpushim.states import APPLIED, INACTIVE, PENDING
+from tests.fail_open import pickling_differences
+from tests.support import gate
+
+GATE = gate(patch)
+
+import nvidia.dali  # noqa: E402,F401
+
+DALI_IDS = [id for id in gpushim.registry().ids if gpushim.registry().library(id).target == "nvidia.dali"]
+AFFECTED_HERE = [id for id in DALI_IDS if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
+
+
+@pytest.mark.skipif(not AFFECTED_HERE, reason=f"no DALI patch applies to {' '.join(GATE.release)}")
+@pytest.mark.parametrize("id", AFFECTED_HERE)
+def test_what_a_patch_replaces_pickles_and_copies_as_the_original_does(id):
+    assert pickling_differences(id) == {}
