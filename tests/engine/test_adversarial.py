@@ -14,6 +14,12 @@ The target ``synthadv`` comes with a synthetic catalogue of two patches
 ``compute``, ``synth.refused`` wraps ``refused``, which some cases take away
 so that the patch fails.  The program never calls the patched functions
 through gpushim's wrappers: only the states say whether a patch applied.
+
+Besides: the standard modules gpushim imports only when it needs them, made
+unimportable one by one; pickling and copying patched callables, compared
+with the originals; and rounds of threads that import the target and call
+``patch()``, ``unpatch()`` and ``status()`` all at once, after which one
+``patch()`` must leave each patch applied exactly once.
 """
 
 from __future__ import annotations
@@ -225,7 +231,12 @@ CASES = {
         {"early": {"synth.compute": "pending", "synth.refused": "pending"}, "late": APPLIED},
     ),
     "the target is not a module": (None, NOT_A_MODULE, "", FAILED),
-    "the target is None in sys.modules": (None, BLOCK.format(names=[TARGET]), "", {}),
+    "the target is None in sys.modules": (
+        None,
+        BLOCK.format(names=[TARGET]),
+        "",
+        {"synth.compute": "pending", "synth.refused": "pending"},
+    ),
     "wrapt is None in sys.modules": (None, BLOCK.format(names=["wrapt"]), "", FAILED),
     "wrapt refused by a finder": (None, FINDER_BLOCK.format(names=["wrapt"]), "", FAILED),
     "packaging refused by a finder": (None, FINDER_BLOCK.format(names=["packaging"]), "", APPLIED),
