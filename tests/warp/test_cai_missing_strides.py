@@ -148,7 +148,7 @@ def test_harmless_not_affected_and_warp_keeps_its_own_method():
         assert own_init_from_data() is before
     assert inspect.isfunction(before) and not hasattr(before, "__wrapped__")
     assert before.__module__ in ("warp.types", "warp._src.types")
-    assert Path(inspect.getsourcefile(before)).parent == Path(warp.__file__).parent
+    assert Path(warp.__file__).parent in Path(inspect.getsourcefile(before)).parents
 
 
 @unaffected_only
