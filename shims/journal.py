@@ -130,10 +130,17 @@ def _wrapper_type():
     import wrapt
 
     def raise_unless_picklable(original: object, patched: object, protocol: int) -> None:
-        """Raise as pickling ``original`` would, unless pickle would find it by reference where ``patched`` now is."""
-        import pickle
+        """Raise as pickling ``original`` would, unless pickle saves it by name, which now finds ``patched``.
 
-        found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
+        Only functions and classes are saved by name: any other callable (a
+        fused kernel, say) is saved by value, whatever name it claims.
+        """
+        import pickle
+        import types
+
+        found = None
+        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)):
+            found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
         if found is not patched and getattr(found, "_self_parent", None) is not patched:
             pickle.dumps(original, protocol)
 

@@ -69,6 +69,19 @@ class Refuses:
 
 refuses = Refuses()
 
+class Fused:  # claims the name of the function it stands for, as cupy.fuse does
+
+    def __init__(self, function):
+        self.function, self.__module__, self.__qualname__ = function, function.__module__, function.__qualname__
+
+    def __call__(self, x):
+        return self.function(x)
+
+def fused(x):
+    return x + 1
+
+fused = Fused(fused)
+
 def _make_local():
     def local(x):
         return x + 1
@@ -425,7 +438,9 @@ reads = {{
     "a local function": lambda: synthadv.local,
     "a static method read through its class": lambda: synthadv.Widget.make,
     "a callable that refuses pickling and copying": lambda: synthadv.refuses,
+    "a callable that claims a function's name": lambda: synthadv.fused,
 }}
+functions = {{"a module's function", "a local function"}}
 ways = {{"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}}
 for label, read in reads.items():
     for way, act in ways.items():
@@ -436,12 +451,16 @@ for label, read in reads.items():
             print(label, way, "raises", type(error).__name__)
             continue
         arguments = (widget, 1) if label == "a method read through its class" else (1,)
-        # The copy behaves as the attribute does now, patched or not; a function copies to itself (wrapt binds
-        # a new wrapper at each read through a class or an instance).
-        print(label, way, result(*arguments) == read()(*arguments), result is value or "read through" in label)
+        # The copy behaves as the attribute does now, patched or not; a function copies to itself.  (A patched
+        # callable copies to itself too, where a callable object copies to another.)
+        print(label, way, result(*arguments) == read()(*arguments), result is value if label in functions else "")
 """
 IN_WIDGET = STANDALONE_PATCH.replace("journal.wrap(module,", "journal.wrap(module.Widget,")
-PICKLED_PATCHES = {"size": IN_WIDGET, "make": IN_WIDGET, "local": STANDALONE_PATCH, "refuses": STANDALONE_PATCH}
+PICKLED_PATCHES = {
+    "size": IN_WIDGET,
+    "make": IN_WIDGET,
+    **{name: STANDALONE_PATCH for name in ("local", "refuses", "fused")},
+}
 
 
 @pytest.mark.parametrize("where", ["early", "late"])
