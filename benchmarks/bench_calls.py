@@ -6,11 +6,19 @@ the targets it can import:
 
     python benchmarks/bench_calls.py
 
-Per site, three arms, interleaved, each the fastest of many short batches: the original
-callable, the same under a wrapt ``FunctionWrapper`` that does nothing but call it (what any
-gpushim wrapper costs), and gpushim's patched one, each bound in turn on the site's owner
-and called through the library's public API.  The patch's own share is patched minus
-do-nothing; the goal (issue 14) is at most 0.25 us.  Printed, never asserted.
+Per site, four arms, interleaved, each the fastest of many short batches, each bound in turn
+on the site's owner and called through the library's public API:
+
+- unpatched: the original callable;
+- do-nothing wrapt: the same under a plain ``wrapt.FunctionWrapper`` whose wrapper only calls it;
+- do-nothing gpushim: the same under the wrapper type gpushim's journal installs (a
+  ``FunctionWrapper`` subclass that pickles by reference), with the same do-nothing wrapper;
+- patched: what ``gpushim.patch()`` binds there.
+
+Printed: what wrapt adds, what gpushim's wrapper type adds beyond it, and the patch's own code
+(patched minus do-nothing gpushim).  The goal (issue 14) is at most 0.25 us beyond wrapt's own
+do-nothing wrapper, printed as "beyond plain wrapt".  Printed, never asserted; a site whose
+patch is not applied in this environment prints why and is skipped.
 
 - ``cupy.from_dlpack(capsule)``: a float32 capsule (hand-made, tests/cupy/dlpack_capsules.py).
 - ``wp.array(data, dtype=wp.vec3)`` from a NumPy array on the CPU (no interface: the commonest
@@ -36,6 +44,7 @@ import wrapt  # noqa: E402
 from timing import fastest_per_call_us, print_sites  # noqa: E402
 
 import gpushim  # noqa: E402
+from gpushim import journal  # noqa: E402
 
 FAKE_POINTER = 0x7F00_0000_1000
 
@@ -57,12 +66,21 @@ def patched_on(patch_id: str, owner: object, name: str):
     return patched
 
 
+def do_nothing_gpushim(original, owner: object, name: str):
+    """What ``journal.wrap`` would bind at ``owner.name`` for a wrapper that only calls ``original``."""
+    wrapper = journal._wrapper_type()(original, pass_through)
+    wrapper._self_home = (owner, name)
+    wrapper._self_retired = False
+    return wrapper
+
+
 def site_arms(owner: object, name: str, patched, call):
-    """Unpatched, do-nothing wrapt and patched, each bound at ``owner.name`` before ``call`` is timed."""
+    """The four arms, each bound at ``owner.name`` before ``call`` is timed."""
     original = patched.__wrapped__
     bindings = {
         "unpatched": original,
         "do-nothing wrapt": wrapt.FunctionWrapper(original, pass_through),
+        "do-nothing gpushim": do_nothing_gpushim(original, owner, name),
         "patched": patched,
     }
 
