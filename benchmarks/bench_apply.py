@@ -13,7 +13,9 @@ on a shared machine measures the neighbours); with gpushim it includes the
 callback that gates and applies the target's patches.  Printed: the minimum and the median
 of each, their ratio, and the difference as a share of the target's import
 (the goal of issue 14: at most 1 %).  On a machine whose cores are shared the
-minima are the figures to read.
+minima are the figures to read.  The matrix runs it with the default of 3
+interpreters per arm, to stay within seconds per cell; the README's figures
+use ``--runs 15``.
 
 Then the modules: which modules are in ``sys.modules`` after ``import
 <target>`` with gpushim that are not after it without gpushim.  The goal
@@ -31,6 +33,7 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 TARGETS = ("cupy", "warp", "nvidia.dali")
 
@@ -96,12 +99,18 @@ def bench(target: str, runs: int) -> None:
 
 
 def main() -> None:
+    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"default: those of {', '.join(TARGETS)} installed")
-    parser.add_argument("--runs", type=int, default=15, help="fresh interpreters per arm (default 15)")
+    parser.add_argument("--runs", type=int, default=3, help="fresh interpreters per arm (default 3, for the matrix)")
     arguments = parser.parse_args()
     targets = arguments.targets or [target for target in TARGETS if _installed(target)]
-    print(f"Python {sys.version.split()[0]}, {arguments.runs} fresh interpreters per arm, arms alternating")
+    from importlib.metadata import version
+
+    print(
+        f"Python {sys.version.split()[0]}, wrapt {version('wrapt')}, "
+        f"{arguments.runs} fresh interpreters per arm, arms alternating"
+    )
     for target in targets:
         bench(target, arguments.runs)
 

@@ -134,7 +134,7 @@ def from_dlpack() -> None:
     if patched is None:
         return
     times = measure(
-        cupy, "from_dlpack", patched, lambda capsule: cupy.from_dlpack(capsule), lambda: (make_capsule()[0],), 100, 400
+        cupy, "from_dlpack", patched, lambda capsule: cupy.from_dlpack(capsule), lambda: (make_capsule()[0],), 100, 150
     )
     print_sites("  cupy.from_dlpack(capsule)", times)
 
@@ -215,6 +215,7 @@ def dali_tensor() -> None:
 
 
 def main() -> None:
+    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
     print(f"Python {sys.version.split()[0]}, wrapt {wrapt.__version__}")
     for module, site in (("cupy", from_dlpack), ("warp", warp_array), ("nvidia.dali", dali_tensor)):
         try:
