@@ -104,10 +104,9 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
             return unbuilt.init(*args, **kwargs)
         try:
             interface = getattr(source, "__cuda_array_interface__", None)
-            stream_none = isinstance(interface, dict) and "stream" in interface and interface["stream"] is None
         except Exception:
-            stream_none = False  # DALI reads it again and reports the object as it always did
-        if stream_none:
+            interface = None  # DALI reads it again and reports the object as it always did
+        if isinstance(interface, dict) and "stream" in interface and interface["stream"] is None:
             stand_in = _WithoutStream(source, {key: value for key, value in interface.items() if key != "stream"})
             if args:
                 args = (stand_in, *args[1:])
