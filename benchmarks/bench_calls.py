@@ -17,8 +17,11 @@ on the site's owner and called through the library's public API:
 
 Printed: what wrapt adds, what gpushim's wrapper type adds beyond it, and the patch's own code
 (patched minus do-nothing gpushim).  The goal (issue 14) is at most 0.25 us beyond wrapt's own
-do-nothing wrapper, printed as "beyond plain wrapt".  Printed, never asserted; a site whose
-patch is not applied in this environment prints why and is skipped.
+do-nothing wrapper, printed as "beyond plain wrapt".  Then the patch's wrapper function
+alone against a do-nothing one, both called directly with the site's arguments around a
+callable that returns at once: the patch's own code without the library's work, which a busy
+machine blurs less.  Printed, never asserted; a site whose patch is not applied in this
+environment prints why and is skipped.
 
 - ``cupy.from_dlpack(capsule)``: a float32 capsule (hand-made, tests/cupy/dlpack_capsules.py).
 - ``wp.array(data, dtype=wp.vec3)`` from a NumPy array on the CPU (no interface: the commonest
