@@ -95,6 +95,20 @@ def matrix(session: nox.Session, cell: str) -> None:
         run_into(session, ARTEFACTS / "cells" / f"{cell}.bench{index}.txt", "python", benchmark)
 
 
+@nox.session(tags=["gpu"])
+@nox.parametrize("cell", [name for name, spec in CELLS.items() if spec["gpu"]])
+def gpu(session: nox.Session, cell: str) -> None:
+    """One cell's GPU tests (marker ``gpu``), on a GPU host; without a device each is skipped, saying so."""
+    spec = install_cell(session, cell)
+    if spec["gpu-install"]:
+        session.install(*spec["gpu-install"])
+    if spec["gpu-pip"]:
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", *spec["gpu-pip"])
+    (ARTEFACTS / "gpu").mkdir(parents=True, exist_ok=True)
+    session.run("pytest", "-m", "gpu", "-rs", spec["tests"], f"--junitxml={ARTEFACTS / 'gpu' / f'{cell}.xml'}")
+
+
 @nox.session
 def compare(session: nox.Session) -> None:
     """Each patched old release's outcomes against its fixed release's; then matrix/RESULTS.md."""
