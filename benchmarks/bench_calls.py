@@ -58,13 +58,18 @@ def pass_through(wrapped, instance, args, kwargs):
     return wrapped(*args, **kwargs)
 
 
-def patched_on(patch_id: str, owner: object, name: str):
-    """The object gpushim binds at ``owner.name``; the site is left unpatched."""
+def patched_on(patch_id: str, owner_of, name: str):
+    """The object gpushim binds at ``owner_of().name``, or None where the patch does not apply.
+
+    The owner is looked up only once the patch has applied: in other
+    releases it may not be where the patch expects it.  The site is left
+    unpatched.
+    """
     gpushim.patch(patch_id)
     record = gpushim.record(patch_id)
-    patched = vars(owner)[name]
+    patched = vars(owner_of())[name] if record["state"] == "applied" else None
     gpushim.unpatch(patch_id)
-    if record["state"] != "applied":
+    if patched is None:
         print(f"{patch_id} is {record['state']} here ({record['reason']}): nothing to measure")
         return None
     print(f"{record['distribution']} {record['installed_version']}, {patch_id}")
@@ -163,7 +168,7 @@ def from_dlpack() -> None:
 
     from tests.cupy.dlpack_capsules import make_capsule
 
-    patched = patched_on("cupy.from_dlpack_unsupported_dtype", cupy, "from_dlpack")
+    patched = patched_on("cupy.from_dlpack_unsupported_dtype", lambda: cupy, "from_dlpack")
     if patched is None:
         return
     times = measure(
@@ -176,14 +181,15 @@ def from_dlpack() -> None:
 def warp_array() -> None:
     import numpy
     import warp
-    import warp.context
 
-    array = warp.types.array
-    patched = patched_on("warp.cai_missing_strides", array, "_init_from_data")
+    patched = patched_on("warp.cai_missing_strides", lambda: warp.types.array, "_init_from_data")
     if patched is None:
         return
+    array = warp.types.array
     warp.config.quiet = True
-    device = object.__new__(warp.context.Device)
+    with contextlib.redirect_stdout(io.StringIO()):
+        warp.init()  # without a driver Warp prints a warning meant for GPU users
+    device = object.__new__(type(warp.get_device("cpu")))
     device.ordinal = 0
     device.alias = "cuda:0"
 
@@ -203,8 +209,6 @@ def warp_array() -> None:
     def call(data):
         return warp.array(data, dtype=warp.vec3, device=device)
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        warp.init()  # without a driver Warp prints a warning meant for GPU users
     host = numpy.zeros((4, 3), numpy.float32)
     times = measure(
         array,
@@ -228,7 +232,7 @@ def dali_tensor() -> None:
     from nvidia.dali import backend_impl
 
     tensor = backend_impl.TensorGPU
-    patched = patched_on("dali.cai_stream_none", tensor, "__init__")
+    patched = patched_on("dali.cai_stream_none", lambda: tensor, "__init__")
     if patched is None:
         return
 
