@@ -62,6 +62,7 @@ def report(label: str, times: dict) -> None:
 
 
 def main() -> None:
+    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
     gpushim.patch(patch.id)
     record = next(record for record in gpushim.status() if record["id"] == patch.id)
     if record["state"] == "not-affected":

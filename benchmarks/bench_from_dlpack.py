@@ -37,8 +37,8 @@ import gpushim  # noqa: E402
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch  # noqa: E402
 from tests.cupy.dlpack_capsules import Producer, make_capsule  # noqa: E402
 
-BATCH = 2000
-ROUNDS = 30
+BATCH = 200
+ROUNDS = 60
 
 
 def fastest_per_call_us(arms: dict, make_input) -> dict:
@@ -76,6 +76,7 @@ def report(label: str, times: dict) -> None:
 
 
 def main() -> None:
+    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
     gpushim.patch(patch.id)
     record = next(record for record in gpushim.status() if record["id"] == patch.id)
     if record["state"] == "not-affected":

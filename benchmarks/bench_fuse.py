@@ -88,10 +88,14 @@ def trace(args):
 
 
 def main() -> None:
+    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
     gpushim.patch(patch.id)
-    record = next(record for record in gpushim.status() if record["id"] == patch.id)
+    record = gpushim.record(patch.id)
+    if record["state"] == "not-affected":
+        print(f"{patch.id} is not-affected here ({record['reason']}): nothing to measure")
+        return
     if record["state"] != "applied":
-        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']}): nothing to measure")
+        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']})")
     stand_in = fusion.numpy
     gpushim.unpatch(patch.id)
     assert fusion.numpy is numpy

@@ -30,8 +30,8 @@ patch = Patch(id="generated.patch_{index}", affected="<1", fixed_in="1", issue="
 """
 
 
-def copy_with_generated_patches(root: Path, total: int) -> Path:
-    """A site directory holding gpushim with ``total`` patches in all."""
+def copy_with_generated_patches(root: Path, total: int, template: str = GENERATED) -> Path:
+    """A site directory holding gpushim with ``total`` patches in all, the added ones from ``template``."""
     site = root / f"site{total}"
     shutil.copytree(Path(gpushim.__file__).parent, site / "gpushim", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.rmtree(site / "gpushim" / "patches", ignore_errors=True)
@@ -40,7 +40,7 @@ def copy_with_generated_patches(root: Path, total: int) -> Path:
     folder.mkdir()
     (folder / "__init__.py").write_text('TARGET = "gpushim_generated_target"\nDISTRIBUTIONS = ("gpushim-generated",)\n')
     for index in range(total - len(gpushim.registry().ids)):
-        (folder / f"patch_{index}.py").write_text(GENERATED.format(index=index))
+        (folder / f"patch_{index}.py").write_text(template.format(index=index))
     return site
 
 

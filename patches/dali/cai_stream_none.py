@@ -67,17 +67,6 @@ class _WithoutStream:
         return repr(self.source)
 
 
-def _without_none_stream(obj: object) -> object:
-    """``obj`` itself, or a :class:`_WithoutStream` where its interface says stream None."""
-    try:
-        interface = obj.__cuda_array_interface__
-    except Exception:
-        return obj  # DALI reads it again and reports the object as it always did
-    if not isinstance(interface, dict) or "stream" not in interface or interface["stream"] is not None:
-        return obj
-    return _WithoutStream(obj, {key: value for key, value in interface.items() if key != "stream"})
-
-
 class _Unbuilt:
     """DALI's ``__init__`` bound to the instance it is building, out of sight.
 
@@ -88,9 +77,6 @@ class _Unbuilt:
     """
 
     __slots__ = ("init",)
-
-    def __init__(self, init) -> None:
-        self.init = init
 
     def __repr__(self) -> str:
         return "<DALI constructor>"
@@ -105,13 +91,27 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
     """
 
     def wrapper(wrapped, instance, args, kwargs):
-        unbuilt = _Unbuilt(wrapped)
+        unbuilt = _Unbuilt()
+        unbuilt.init = wrapped  # not through an __init__, which would be one more Python call per construction
         del wrapped, instance  # see _Unbuilt
         if args:
-            if not isinstance(args[0], earlier_overloads):
-                args = (_without_none_stream(args[0]), *args[1:])
+            source = args[0]
+            if isinstance(source, earlier_overloads):
+                return unbuilt.init(*args, **kwargs)
         elif "object" in kwargs:
-            kwargs = {**kwargs, "object": _without_none_stream(kwargs["object"])}
+            source = kwargs["object"]
+        else:
+            return unbuilt.init(*args, **kwargs)
+        try:
+            interface = getattr(source, "__cuda_array_interface__", None)
+        except Exception:
+            interface = None  # DALI reads it again and reports the object as it always did
+        if isinstance(interface, dict) and "stream" in interface and interface["stream"] is None:
+            stand_in = _WithoutStream(source, {key: value for key, value in interface.items() if key != "stream"})
+            if args:
+                args = (stand_in, *args[1:])
+            else:
+                kwargs = {**kwargs, "object": stand_in}
         return unbuilt.init(*args, **kwargs)
 
     return wrapper

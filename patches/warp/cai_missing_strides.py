@@ -70,9 +70,9 @@ class _StridedInterface:
         return getattr(self._source, name)
 
 
-def _split(data, dtype, shape, device, copy, pinned):
-    """``_init_from_data``'s arguments (past ``self``) as the data and the rest, in order."""
-    return data, (dtype, shape, device, copy, pinned)
+def _positional(data, dtype, shape, device, copy, pinned):
+    """``_init_from_data``'s arguments past ``self``, all positional, as Warp itself passes them."""
+    return data, dtype, shape, device, copy, pinned
 
 
 @patch.applier
@@ -96,19 +96,14 @@ def _apply(warp, journal):
     np_dtype_to_warp_type = types.np_dtype_to_warp_type
     any_dtype = types.Any
 
-    def with_strides(data, dtype):
-        """A stand-in for ``data`` with 1.6.1's strides, or None to leave ``data`` to Warp.
+    def with_strides(data, interface, dtype):
+        """A stand-in for ``data``, whose ``interface`` lacks strides, with 1.6.1's; or None to leave it to Warp.
 
-        Anything unexpected (no interface, strides given, a 0-d or malformed
-        interface, a typestr Warp cannot map) returns None, so Warp meets the
-        original object and answers as released.
+        Anything unexpected (a 0-d or malformed interface, a typestr Warp
+        cannot map) returns None, so Warp meets the original object and
+        answers as released.
         """
-        if not hasattr(data, "__len__"):
-            return None  # Warp rejects it first, naming the original in its message
         try:
-            interface = data.__cuda_array_interface__
-            if not isinstance(interface, dict) or interface.get("strides") is not None:
-                return None
             shape = interface.get("shape")
             if len(shape) == 0:
                 return None
@@ -120,15 +115,24 @@ def _apply(warp, journal):
         return _StridedInterface(data, {**interface, "strides": strides})
 
     def init_from_data(wrapped, instance, args, kwargs):
+        if kwargs or len(args) != 6:
+            try:
+                args = _positional(*args, **kwargs)
+            except TypeError:
+                return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
+        data = args[0]
+        if not hasattr(data, "__len__"):
+            return wrapped(*args)  # Warp rejects it first, naming the original in its message
         try:
-            data, rest = _split(*args, **kwargs)
-        except TypeError:
-            return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
-        stand_in = with_strides(data, rest[0])
+            interface = getattr(data, "__cuda_array_interface__", None)
+            lacks_strides = isinstance(interface, dict) and interface.get("strides") is None
+        except Exception:
+            lacks_strides = False  # Warp reads it again and answers as released
+        stand_in = with_strides(data, interface, args[1]) if lacks_strides else None
         if stand_in is None:
-            return wrapped(*args, **kwargs)
+            return wrapped(*args)
         try:
-            return wrapped(stand_in, *rest)
+            return wrapped(stand_in, *args[1:])
         finally:
             if getattr(instance, "_ref", None) is stand_in:
                 instance._ref = data
