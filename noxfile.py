@@ -87,14 +87,14 @@ def save_selftest(session: nox.Session, cell: str) -> None:
     run_into(session, ARTEFACTS / "cells" / f"{cell}.selftest.json", "python", "-m", "gpushim", "selftest", "--json")
 
 
-def by_cell(function):
-    """Parametrize a session by release cell, on the cell's Python, named ``session(cell='NAME')``."""
-    cells = [(spec.get("python"), name) for name, spec in CELLS.items()]
-    return nox.parametrize(("python", "cell"), cells, ids=[f"cell={name!r}" for _, name in cells])(function)
+def by_cell(names: list[str]):
+    """Parametrize a session by release cell, on the cell's ``python`` (else nox's own), named ``session(cell='NAME')``."""
+    cells = [(CELLS[name].get("python"), name) for name in names]
+    return nox.parametrize(("python", "cell"), cells, ids=[f"cell={name!r}" for name in names])
 
 
 @nox.session
-@by_cell
+@by_cell(list(CELLS))
 def matrix(session: nox.Session, cell: str) -> None:
     """One release cell: the contract of every patch, its library's tests, the derived states, self-test, benchmarks."""
     spec = install_cell(session, cell)
@@ -107,6 +107,20 @@ def matrix(session: nox.Session, cell: str) -> None:
     save_selftest(session, cell)
     for index, benchmark in enumerate(spec["benchmarks"]):
         run_into(session, ARTEFACTS / "cells" / f"{cell}.bench{index}.txt", "python", benchmark)
+
+
+@nox.session(tags=["gpu"])
+@by_cell([name for name, spec in CELLS.items() if spec["gpu"]])
+def gpu(session: nox.Session, cell: str) -> None:
+    """One cell's GPU tests (marker ``gpu``), on a GPU host; without a device each is skipped, saying so."""
+    spec = install_cell(session, cell)
+    if spec["gpu-install"]:
+        session.install(*spec["gpu-install"])
+    if spec["gpu-pip"]:
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", *spec["gpu-pip"])
+    (ARTEFACTS / "gpu").mkdir(parents=True, exist_ok=True)
+    session.run("pytest", "-m", "gpu", "-rs", spec["tests"], f"--junitxml={ARTEFACTS / 'gpu' / f'{cell}.xml'}")
 
 
 @nox.session
@@ -126,7 +140,7 @@ def compare(session: nox.Session) -> None:
 
 
 @nox.session(tags=["demo"])
-@by_cell
+@by_cell(list(CELLS))
 def selftest(session: nox.Session, cell: str) -> None:
     """``python -m gpushim selftest`` in one release cell, saved for the demo table."""
     install_cell(session, cell)

@@ -28,12 +28,15 @@ class Patch:
     bug; ``fixed_in`` is the first release with the upstream fix.  ``only_with``
     names other distributions the bug needs, with their ranges (the NumPy 2
     bugs of CuPy: ``{"numpy": ">=2"}``); an install outside them is
-    ``not-affected``.  The ``apply`` and ``probe`` functions are attached with
+    ``not-affected``.  ``module`` names the module the patch changes when the
+    library's own import does not load it (``warp.optim``,
+    ``cupyx.scipy.linalg``): the patch then applies once that module is
+    imported, if ever, and ``apply`` receives it.  The ``apply`` and ``probe`` functions are attached with
     the :meth:`applier` and :meth:`prober` decorators so that a patch module
     states its metadata first and its mechanics after.
     """
 
-    __slots__ = ("id", "affected", "fixed_in", "issue", "fix", "summary", "only_with", "apply", "probe")
+    __slots__ = ("id", "affected", "fixed_in", "issue", "fix", "summary", "only_with", "module", "apply", "probe")
 
     def __init__(
         self,
@@ -45,6 +48,7 @@ class Patch:
         fix: str,
         summary: str,
         only_with: dict[str, str] | None = None,
+        module: str | None = None,
     ) -> None:
         self.id = id
         self.affected = affected
@@ -53,6 +57,7 @@ class Patch:
         self.fix = fix
         self.summary = summary
         self.only_with = dict(only_with or {})
+        self.module = module
         self.apply: Applier | None = None
         self.probe: Prober | None = None
 

@@ -39,14 +39,15 @@ if TYPE_CHECKING:
 class _Outcome:
     """What happened to one patch in this process."""
 
-    __slots__ = ("state", "reason", "journal", "release", "module")
+    __slots__ = ("state", "reason", "journal", "release", "module", "waits_for")
 
-    def __init__(self, state: str, reason: str = "") -> None:
+    def __init__(self, state: str, waits_for: str, reason: str = "") -> None:
         self.state = state
         self.reason = reason
         self.journal: Journal | None = None
         self.release: Release | None = None
         self.module: ModuleType | None = None
+        self.waits_for = waits_for  # the module whose import applies the patch
 
 
 class Registry:
@@ -102,21 +103,25 @@ class Registry:
                 outcome = self._outcomes.get(id)
                 if outcome is not None and outcome.state in (APPLIED, PENDING):
                     continue
-                if id in off:
-                    self._outcomes[id] = _Outcome(DISABLED, f"{switches.DISABLE} turns it off")
-                    continue
-                self._outcomes[id] = _Outcome(PENDING)
                 target = self._libraries[id].target
+                if id in off:
+                    self._outcomes[id] = _Outcome(DISABLED, target, f"{switches.DISABLE} turns it off")
+                    continue
+                self._outcomes[id] = _Outcome(PENDING, target)
                 if target not in targets:
                     targets.append(target)
             watched = [target for target in targets if target in self._watched]
             self._watched.update(targets)
             self._late.update(target for target in targets if target in sys.modules)
-        for target in targets:
-            if target not in watched:
-                hooks.when_imported(target, self._on_import)
-            elif is_imported(target):
-                self._on_import(sys.modules[target])
+        self._watch(targets, watched)
+
+    def _watch(self, names: list[str], watched: list[str]) -> None:
+        """Call back for each of ``names`` when it is imported (or now), those ``watched`` already only now."""
+        for name in names:
+            if name not in watched:
+                hooks.when_imported(name, self._on_import)
+            elif is_imported(name):
+                self._on_import(sys.modules[name])
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""
@@ -126,51 +131,61 @@ class Registry:
                 if outcome is not None and outcome.journal is not None:
                     outcome.journal.undo()
                     report.log("info", f"{id} undone")
-            for target in list(self._watched):
-                if not self._of_target(target, (PENDING, APPLIED)):
-                    self._watched.discard(target)
-                    hooks.forget(target, self._on_import)
+            for name in list(self._watched):
+                if not self._waiting_for(name):
+                    self._watched.discard(name)
+                    hooks.forget(name, self._on_import)
 
-    def _of_target(self, target: str, states: tuple[str, ...]) -> list[str]:
+    def _waiting_for(self, name: str) -> list[str]:
+        """The patches, pending or applied, that the import of module ``name`` applies."""
         return [
             id
             for id, outcome in self._outcomes.items()
-            if outcome.state in states and self._libraries[id].target == target
+            if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
         ]
 
     def _on_import(self, module: ModuleType) -> None:
-        """Apply the target ``module``'s patches; then report, then raise if strict.
+        """Apply the patches that wait for ``module``; then report, then raise if strict.
 
-        Called whenever the target finishes importing: a module imported again
+        Called whenever the module finishes importing: one imported again
         (after ``del sys.modules[...]``) gets the patches anew, their earlier
-        replacements undone first so that nothing is wrapped twice.
+        replacements undone first so that nothing is wrapped twice.  A patch
+        of another module of the library (``Patch.module``) waits for that one.
         """
-        failures = []
+        failures, modules = [], []
         with self._lock:
             late = module.__name__ in self._late
             self._late.discard(module.__name__)
-            for id in self._of_target(module.__name__, (PENDING, APPLIED)):
+            for id in self._waiting_for(module.__name__):
                 outcome = self._outcomes[id]
                 if outcome.module is module:
                     continue
                 if outcome.journal is not None:
                     outcome.journal.undo()
-                    outcome = self._outcomes[id] = _Outcome(PENDING)
+                    outcome = self._outcomes[id] = _Outcome(PENDING, outcome.waits_for)
                 try:
+                    own = self[id].module
+                    if own is not None and own != module.__name__:
+                        outcome.waits_for = own
+                        modules.append(own)
+                        continue
                     self._apply(id, module, outcome)
                 except Exception as error:
                     failures.append(self._fail(id, outcome, error))
             journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
+            watched = [name for name in modules if name in self._watched]
+            self._watched.update(modules)
         for message in failures:
             report.warn(message)
         if late:
             _warn_about_stale_names(module.__name__, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
+        self._watch(list(dict.fromkeys(modules)), watched)
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome) -> None:
         patch = self[id]
-        state, reason, outcome.release = self._gate(patch, module)
+        state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target))
         if state is not None:
             outcome.state, outcome.reason = state, reason
             return
@@ -259,7 +274,7 @@ class Registry:
         else:
             state, reason, release = self._forecast(id, off)
             if outcome is not None and state == INACTIVE:
-                state, reason = PENDING, f"applies when {library.target} is imported"
+                state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
         except Exception:

@@ -69,12 +69,30 @@ def _own_attribute(owner: object, name: str) -> tuple[object, bool]:
 
 
 class Replacement:
-    """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``."""
+    """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``.
 
-    __slots__ = ("owner", "name", "original", "new", "inherited")
+    For an ``item``, the binding is ``owner[name]`` of a mapping instead.
+    """
 
-    def __init__(self, owner: object, name: str, original: object, new: object, inherited: bool) -> None:
-        self.owner, self.name, self.original, self.new, self.inherited = owner, name, original, new, inherited
+    __slots__ = ("owner", "name", "original", "new", "inherited", "item")
+
+    def __init__(self, owner: object, name: object, original: object, new: object, inherited: bool, item=False):
+        self.owner, self.name, self.original, self.new = owner, name, original, new
+        self.inherited, self.item = inherited, item
+
+    def bound(self) -> object:
+        """What the binding holds now (``None`` for an attribute of the owner's own that is gone)."""
+        if self.item:
+            return self.owner[self.name]
+        return getattr(self.owner, "__dict__", {}).get(self.name)
+
+    def restore(self) -> None:
+        if self.item:
+            self.owner[self.name] = self.original
+        elif self.inherited:
+            delattr(self.owner, self.name)
+        else:
+            setattr(self.owner, self.name, self.original)
 
     def __repr__(self) -> str:
         return f"<Replacement {_describe(self.owner)}.{self.name}>"
@@ -131,6 +149,35 @@ def _wrapper_type():
     return PatchedFunction
 
 
+# The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
+# patches can wrap the same function, and either may be undone first.
+_LAYERS: dict[tuple[int, str], list[Replacement]] = {}
+
+
+def _remove_layer(entry: Replacement) -> None:
+    """Take ``entry`` out of its binding, leaving any wrapper put on top of it in place.
+
+    A gpushim wrapper above it is re-pointed at what ``entry`` replaced; the
+    binding itself is restored only when ``entry`` is the top layer (or the
+    layer above cannot be re-pointed, and then goes with it).
+    """
+    key = (id(entry.owner), entry.name)
+    layers = _LAYERS.get(key, [])
+    position = next((index for index, layer in enumerate(layers) if layer is entry), None)
+    if position is None:
+        return  # went with a layer below it
+    above = layers[position + 1] if position + 1 < len(layers) else None
+    if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
+        above.new.__wrapped__ = entry.original
+        above.original, above.inherited = entry.original, entry.inherited
+        del layers[position]
+        return
+    del layers[position:]
+    if not layers:
+        _LAYERS.pop(key, None)
+    entry.restore()
+
+
 class Journal:
     """The replacements one application of a patch made, in order."""
 
@@ -147,7 +194,26 @@ class Journal:
         originals = [_own_attribute(owner, name) for owner in owners]
         for owner, (original, inherited) in zip(owners, originals):
             setattr(owner, name, new)
-            self.entries.append(Replacement(owner, name, original, new, inherited))
+            entry = Replacement(owner, name, original, new, inherited)
+            self.entries.append(entry)
+            _LAYERS.setdefault((id(owner), name), []).append(entry)
+        return new
+
+    def replace_item(self, mapping: dict, key: object, new: object) -> object:
+        """Bind ``mapping[key]`` to ``new`` in place, remembering what was there.
+
+        For a table a library dispatches through, such as a class-level dict of
+        handlers: every holder of the mapping sees the change, the key keeps its
+        place, and other items (another patch's among them) are left alone.
+        """
+        try:
+            original = mapping[key]
+        except (KeyError, TypeError):
+            raise TargetMismatch(f"the mapping has no item {key!r}") from None
+        mapping[key] = new
+        entry = Replacement(mapping, key, original, new, inherited=False, item=True)
+        self.entries.append(entry)
+        _LAYERS.setdefault((id(mapping), key), []).append(entry)
         return new
 
     def wrap(
@@ -182,7 +248,4 @@ class Journal:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
                 entry.new._self_retired = True
-            if entry.inherited:
-                delattr(entry.owner, entry.name)
-            else:
-                setattr(entry.owner, entry.name, entry.original)
+            _remove_layer(entry)

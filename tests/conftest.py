@@ -1,6 +1,12 @@
 import pytest
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu: needs a CUDA device (tests/gpu.py); skipped with the reason 'no CUDA device' without one"
+    )
+
+
 @pytest.fixture
 def gpushim_patched():
     """gpushim's own patches applied for one test and undone after it."""

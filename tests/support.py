@@ -71,11 +71,13 @@ def applied(patch: Patch):
         gpushim.unpatch(patch.id)
 
 
-def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter of this environment, without inherited GPUSHIM_* switches."""
+def run_python(
+    code: str, env: dict[str, str] | None = None, timeout: float = 600, args: list[str] = ()
+) -> subprocess.CompletedProcess:
+    """Run ``code`` (with ``args``) in a fresh interpreter of this environment, without inherited GPUSHIM_* switches."""
     clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         env={**clean, **(env or {})},
         capture_output=True,
         text=True,

@@ -154,11 +154,18 @@ def _apply(cupy, journal):
 
 @patch.prober
 def _probe():
-    """Hand ``cupy.from_dlpack`` a bfloat16 capsule on a CUDA device and count the frees (no GPU used)."""
+    """Hand ``cupy.from_dlpack`` a bfloat16 capsule on a CUDA device and count the frees.
+
+    The capsule's deleter frees nothing and counts.  Its data is a made-up address, never
+    touched, or where a device is present real device memory, so that no CUDA check of the
+    pointer can stand in for the bug (gpushim.device).
+    """
     import ctypes
     import gc
 
     import cupy
+
+    from gpushim.device import device_memory
 
     deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -178,8 +185,6 @@ def _probe():
     kdl_cuda, kdl_bfloat = 2, 4
     frees = []
     shape = (ctypes.c_int64 * 1)(3)
-    tensor = DLManagedTensor(0x7F0000000000, (kdl_cuda, 0), 1, (kdl_bfloat, 16, 1, 0), shape)
-    tensor.deleter = deleter(frees.append)  # frees nothing, counts; the struct keeps it alive
     api = ctypes.PyDLL(None)
     api.PyCapsule_New.restype = ctypes.py_object
     api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -192,15 +197,18 @@ def _probe():
         if api.PyCapsule_IsValid(capsule, b"dltensor"):
             tensor.deleter(api.PyCapsule_GetPointer(capsule, b"dltensor"))
 
-    capsule = api.PyCapsule_New(
-        ctypes.addressof(tensor), b"dltensor", ctypes.cast(producer_destructor, ctypes.c_void_p)
-    )
-    try:
-        cupy.from_dlpack(capsule)
-    except NotImplementedError:
-        pass
-    del capsule
-    gc.collect()
+    with device_memory(6) as data:
+        tensor = DLManagedTensor(data, (kdl_cuda, 0), 1, (kdl_bfloat, 16, 1, 0), shape)
+        tensor.deleter = deleter(frees.append)  # frees nothing, counts; the struct keeps it alive
+        capsule = api.PyCapsule_New(
+            ctypes.addressof(tensor), b"dltensor", ctypes.cast(producer_destructor, ctypes.c_void_p)
+        )
+        try:
+            cupy.from_dlpack(capsule)
+        except NotImplementedError:
+            pass
+        del capsule
+        gc.collect()
     if len(frees) > 1:
         return f"cupy.from_dlpack rejected a bfloat16 DLPack tensor and it was freed {len(frees)} times (double free)"
     return None

@@ -74,13 +74,20 @@ class _PatchedProperty(property):
 
 @patch.prober
 def _probe():
-    """Trace the seed of cupy/cupy#9005 with the second code generator, on the CPU."""
+    """Trace the seed of cupy/cupy#9005 with the second code generator.
+
+    Tracing needs arrays with a shape and a dtype, not their memory: without a device they
+    get made-up addresses nobody touches; where one is present, CuPy's own device memory.
+    """
     import re
 
     import cupy
     from cupy._core import new_fusion
 
-    cupy.cuda.set_allocator(untouched_memory(cupy))
+    from gpushim import device
+
+    if not device.cuda_present():
+        cupy.cuda.set_allocator(untouched_memory(cupy))
     mask, points = cupy.empty((8,), "bool"), cupy.empty((8, 3), "float64")
 
     def seed(mask, points):

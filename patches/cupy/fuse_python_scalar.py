@@ -113,11 +113,18 @@ def _apply(cupy, journal):
 
 @patch.prober
 def _probe():
-    """Trace the seed of cupy/cupy#8536 with the first code generator, on the CPU."""
+    """Trace the seed of cupy/cupy#8536 with the first code generator.
+
+    Tracing needs arrays with a shape and a dtype, not their memory: without a device they
+    get made-up addresses nobody touches; where one is present, CuPy's own device memory.
+    """
     import cupy
     from cupy._core import _fusion_thread_local, fusion
 
-    cupy.cuda.set_allocator(untouched_memory(cupy))
+    from gpushim import device
+
+    if not device.cuda_present():
+        cupy.cuda.set_allocator(untouched_memory(cupy))
     args = (cupy.empty((), "float32"), cupy.empty((), "float32"), cupy.empty((10, 10), "float32"))
 
     def seed(dt, mu, delta_phi):

@@ -135,28 +135,34 @@ def _apply(dali, journal):
 
 @patch.prober
 def _probe():
-    """Wrap a fake device pointer described with ``"stream": None`` on device 0.
+    """Wrap device memory described with ``"stream": None`` on device 0.
 
     With ``device_id=0`` and no stream to adopt, a right release asks
-    nothing of CUDA and never touches the memory, so this runs with or
-    without a GPU.
+    nothing of CUDA and never touches the memory, so without a GPU a
+    made-up address does; where a device is present it is real device
+    memory, so that no check of the pointer can stand in for the bug
+    (gpushim.device).
     """
     from nvidia.dali.backend_impl import TensorGPU
 
-    class Producer:
-        __cuda_array_interface__ = {
-            "shape": (4,),
-            "typestr": "<f4",
-            "data": (0x1000, False),
-            "version": 3,
-            "stream": None,
-        }
+    from gpushim.device import device_memory
 
-    try:
-        TensorGPU(Producer(), "", 0)
-    except Exception as error:
-        message = str(error).split("\n")[0]
-        context = error.__context__
-        during = f" (during {type(context).__name__}: {context})" if context is not None else ""
-        return f"TensorGPU(obj) with 'stream': None raises {type(error).__name__}: {message}{during}"
+    class Producer:
+        def __init__(self, data):
+            self.__cuda_array_interface__ = {
+                "shape": (4,),
+                "typestr": "<f4",
+                "data": (data, False),
+                "version": 3,
+                "stream": None,
+            }
+
+    with device_memory(16) as data:
+        try:
+            TensorGPU(Producer(data), "", 0)
+        except Exception as error:
+            message = str(error).split("\n")[0]
+            context = error.__context__
+            during = f" (during {type(context).__name__}: {context})" if context is not None else ""
+            return f"TensorGPU(obj) with 'stream': None raises {type(error).__name__}: {message}{during}"
     return None

@@ -143,23 +143,30 @@ def _probe():
     Comparing with the explicit strides, not with fixed numbers, keeps the probe
     to this bug: 1.5.1 builds such arrays differently (shape (4, 3)) but the same
     way with and without strides.  Warp's interface path only records pointer,
-    shape and strides, so a Device object that claims CUDA ordinal 0 reaches it
-    without a GPU, and nothing is read at the made-up address.
+    shape and strides, so without a GPU a Device object that claims CUDA ordinal
+    0 reaches it, and nothing is read at the made-up address; where a device is
+    present, Warp's own ``cuda:0`` and real device memory are used instead, so
+    that no check of the pointer or the device can stand in for the bug
+    (gpushim.device).
     """
     import warp
-    import warp.context
+
+    from gpushim import device as cuda
 
     warp.config.quiet = True
-    device = object.__new__(warp.context.Device)
-    device.ordinal = 0
-    device.alias = "cuda:0"
+    if cuda.cuda_present():
+        device = warp.get_device("cuda:0")
+    else:
+        device = object.__new__(type(warp.get_device("cpu")))
+        device.ordinal = 0
+        device.alias = "cuda:0"
 
     class Exporter:
-        def __init__(self, **strides):
+        def __init__(self, data, **strides):
             self.__cuda_array_interface__ = {
                 "shape": (4, 3),
                 "typestr": "<f4",
-                "data": (0x1000, False),
+                "data": (data, False),
                 "version": 3,
                 **strides,
             }
@@ -167,11 +174,12 @@ def _probe():
         def __len__(self):
             return 4
 
-    expected = warp.array(data=Exporter(strides=(12, 4)), dtype=warp.vec3, device=device)
-    try:
-        result = warp.array(data=Exporter(), dtype=warp.vec3, device=device)
-    except TypeError as error:
-        return f"wp.array(dtype=wp.vec3) over an interface without strides raises TypeError: {error}"
+    with cuda.device_memory(48) as data:
+        expected = warp.array(data=Exporter(data, strides=(12, 4)), dtype=warp.vec3, device=device)
+        try:
+            result = warp.array(data=Exporter(data), dtype=warp.vec3, device=device)
+        except TypeError as error:
+            return f"wp.array(dtype=wp.vec3) over an interface without strides raises TypeError: {error}"
     if (result.shape, result.strides, result.ptr) != (expected.shape, expected.strides, expected.ptr):
         return (
             f"wp.array(dtype=wp.vec3) without strides gives shape {result.shape}, strides {result.strides}; "

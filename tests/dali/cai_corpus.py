@@ -130,13 +130,6 @@ def called_cuda(result: dict) -> bool:
     )
 
 
-def gpu_present() -> bool:
-    """Whether DALI can ask CUDA for the current device (a producer at a made-up address)."""
-    from nvidia.dali.tensors import TensorGPU
-
-    return not called_cuda(outcome(TensorGPU, Producer(interface())))
-
-
 def routes():
     """Every way into DALI's CUDA Array Interface constructor that runs without a GPU.
 

@@ -30,11 +30,11 @@ from tests.dali.cai_corpus import (  # noqa: E402
     Producer,
     called_cuda,
     corpus_outcomes,
-    gpu_present,
     interface,
     outcome,
     routes,
 )
+from tests.gpu import PRESENT  # noqa: E402
 from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
 
 GATE = gate(patch)
@@ -42,7 +42,7 @@ AFFECTED = GATE.affected
 affected_only = GATE.affected_only
 unaffected_only = GATE.unaffected_only
 without_gpu = pytest.mark.skipif(
-    gpu_present(), reason="relies on CUDA calls failing, and would copy from made-up addresses on a GPU"
+    PRESENT, reason="relies on CUDA calls failing, and would copy from made-up addresses on a GPU"
 )
 
 ROOT = Path(__file__).resolve().parents[2]

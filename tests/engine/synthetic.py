@@ -68,7 +68,9 @@ class SyntheticPatch:
         self.patch, self.target, self.distributions = patch, target, distributions
 
 
-def make_patch(target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute", only_with=None):
+def make_patch(
+    target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute", only_with=None, module=None
+):
     """A patch of ``target.compute`` (unless ``apply`` says otherwise) for releases in ``affected``."""
     patch = Patch(
         id=id,
@@ -78,6 +80,7 @@ def make_patch(target, affected=">=1.0,<2.0", distributions=None, apply=None, id
         fix="synth/synth#2",
         summary="compute() is one short",
         only_with=only_with,
+        module=module,
     )
 
     @patch.applier

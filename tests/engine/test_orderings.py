@@ -142,3 +142,15 @@ def test_one_patch_undone_and_patched_again_beside_another_applies_at_once(targe
     registry.patch("synth.compute")
     assert state_of(registry)["state"] == "applied"
     assert module.compute(1) == 4
+
+
+def test_undoing_the_inner_of_two_wrappers_keeps_the_outer(target):
+    module = target.import_()
+    original = module.compute
+    registry = registry_for(make_patch(target), make_patch(target, id="synth.other"))
+    registry.patch()
+    registry.unpatch("synth.compute")
+    assert module.compute(1) == 3
+    assert module.compute.__wrapped__ is original
+    registry.unpatch()
+    assert module.compute is original

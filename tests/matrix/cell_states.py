@@ -1,17 +1,20 @@
 """Check, in one matrix cell, that every patch ends in the state derived for it.
 
-Imports ``gpushim.auto`` and then each installed target, as a user would,
+Imports ``gpushim.auto`` and then each installed target (and the module a
+patch changes, where that is another), as a user would,
 and compares ``gpushim.status()`` with :func:`tests.matrix.cells.expected_state`.
-Prints the status records, for ``compare``.
+Prints the status records and where they were obtained, for ``compare``.
 """
 
 from __future__ import annotations
 
 import json
+import platform
 import sys
 
 import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
+from gpushim.device import cuda_present
 from tests.matrix.cells import expected_state, installed_versions
 
 
@@ -21,8 +24,10 @@ def main() -> int:
     for id, state in expected.items():
         if state != "not-installed":
             __import__(gpushim.registry().library(id).target)
+            __import__(gpushim.registry()[id].module or gpushim.registry().library(id).target)
     records = gpushim.status()
-    print(json.dumps(records, indent=1))
+    environment = {"machine": platform.machine(), "python": platform.python_version(), "cuda_device": cuda_present()}
+    print(json.dumps({"environment": environment, "records": records}, indent=1))
     wrong = [
         f"{r['id']}: expected {expected[r['id']]}, got {r['state']}" for r in records if r["state"] != expected[r["id"]]
     ]

@@ -26,10 +26,26 @@ def _libraries() -> list[dict]:
 
 
 def load_cells() -> dict[str, dict]:
-    """Every cell by name, with its library's ``tests`` folder and ``benchmarks``."""
+    """Every cell by name, with its library's ``tests`` folder, ``benchmarks`` and GPU installs.
+
+    A library's ``install`` goes into each of its cells beside the cell's own.
+
+    ``gpu-install`` (by uv) and ``gpu-pip`` (by pip: torch, which uv would
+    fetch as a CUDA build of several GB) are what the library's GPU tests
+    need beside the cell's own requirements, on a GPU host only.
+    """
+    keys = ("tests", "benchmarks", "gpu-install", "gpu-pip")
     return {
-        cell["name"]: {**cell, "tests": library["tests"], "benchmarks": library.get("benchmarks", [])}
+        cell["name"]: {
+            "benchmarks": [],
+            "gpu-install": [],
+            "gpu-pip": [],
+            **library_keys,
+            **cell,
+            "install": [*library.get("install", []), *cell["install"]],
+        }
         for library in _libraries()
+        for library_keys in [{key: library[key] for key in keys if key in library}]
         for cell in library["cells"]
     }
 

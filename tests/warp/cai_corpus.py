@@ -14,9 +14,9 @@ ADDRESS = 0x7F0000001000
 
 def fake_cuda_device():
     """A warp Device that answers is_cuda=True without any CUDA driver."""
-    import warp.context
+    import warp
 
-    device = object.__new__(warp.context.Device)
+    device = object.__new__(type(warp.get_device("cpu")))
     device.ordinal = 0
     device.alias = "cuda:0"
     return device
@@ -102,6 +102,14 @@ CASES = [
 ]
 
 
+def _context():
+    """``warp.context``, which Warp 1.10 moved to ``warp._src.context`` (and 1.13 stopped forwarding)."""
+    import importlib
+    import sys
+
+    return sys.modules.get("warp._src.context") or importlib.import_module("warp.context")
+
+
 def warp_dtype(name):
     import warp
     import warp.types
@@ -112,7 +120,6 @@ def warp_dtype(name):
 def outcome(case, device):
     """What wp.array(...) makes of one corpus case: the array's bookkeeping, or the exception."""
     import warp
-    import warp.context
 
     source = Exporter(case["shape"], case["typestr"], case["strides"], **case.get("extra", {}))
     try:
@@ -122,7 +129,7 @@ def outcome(case, device):
     return {
         "shape": list(arr.shape),
         "strides": list(arr.strides),
-        "dtype": warp.context.type_str(arr.dtype),
+        "dtype": _context().type_str(arr.dtype),
         "ptr": arr.ptr,
         "size": arr.size,
         "capacity": arr.capacity,

@@ -147,8 +147,8 @@ def test_harmless_not_affected_and_warp_keeps_its_own_method():
         assert record["state"] == "not-affected"
         assert own_init_from_data() is before
     assert inspect.isfunction(before) and not hasattr(before, "__wrapped__")
-    assert before.__module__ == "warp.types"
-    assert Path(inspect.getsourcefile(before)).parent == Path(warp.__file__).parent
+    assert before.__module__ in ("warp.types", "warp._src.types")
+    assert Path(warp.__file__).parent in Path(inspect.getsourcefile(before)).parents
 
 
 @unaffected_only

@@ -1,0 +1,430 @@
+"""warp.augassign_mul_div: ``a[i] *= x`` and ``a[i] /= x`` on array elements are dropped (NVIDIA/warp#342).
+
+Kernels run on the CPU.  The corpus kernels live here, in one Warp module
+with all their overloads declared up front, so that each release builds it
+once per kernel cache.  The kernel-cache tests run a small script in fresh
+interpreters sharing one cache directory of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpushim.patches.warp.augassign_mul_div import patch
+from tests.support import applied, gate, record_faithful, run_python
+
+GATE = gate(patch)
+
+import numpy as np  # noqa: E402
+import warp  # noqa: E402
+
+warp.config.quiet = True
+
+affected_only = GATE.affected_only
+unaffected_only = GATE.unaffected_only
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@warp.kernel
+def mul_div(a: warp.array(dtype=Any), x: Any, y: Any):
+    i = warp.tid()
+    a[i] *= x
+    a[i] /= y
+
+
+@warp.kernel
+def add_sub(a: warp.array(dtype=Any), x: Any, y: Any):
+    i = warp.tid()
+    a[i] += x
+    a[i] -= y
+
+
+@warp.kernel
+def mod_floordiv(a: warp.array(dtype=Any), x: Any, y: Any):
+    i = warp.tid()
+    a[i] %= x
+    a[i] //= y
+
+
+@warp.kernel
+def power(a: warp.array(dtype=Any), x: Any):
+    i = warp.tid()
+    a[i] **= x
+
+
+@warp.kernel
+def squared(a: warp.array(dtype=Any)):
+    i = warp.tid()
+    a[i] *= a[i]
+
+
+@warp.kernel
+def by_other_2d(a: warp.array2d(dtype=float), b: warp.array2d(dtype=float)):
+    i, j = warp.tid()
+    a[i, j] *= b[i, j]
+    a[i][j] /= 2.0
+
+
+@warp.struct
+class Holder:
+    a: warp.array(dtype=float)
+
+
+@warp.kernel
+def struct_field(s: Holder, x: float):
+    i = warp.tid()
+    s.a[i] *= x
+
+
+@warp.func
+def scale_in(a: warp.array(dtype=float), i: int, x: float):
+    a[i] *= x
+    a[i] /= 4.0
+
+
+@warp.kernel
+def through_func(a: warp.array(dtype=float), x: float):
+    scale_in(a, warp.tid(), x)
+
+
+@warp.kernel
+def component(a: warp.array(dtype=warp.vec3), x: float):
+    i = warp.tid()
+    a[i][0] *= x
+    v = a[i]
+    v[1] *= x
+    a[i] = v
+
+
+@warp.kernel
+def copy_scale(x: warp.array(dtype=float), y: warp.array(dtype=float)):
+    i = warp.tid()
+    y[i] = x[i]
+    y[i] *= 3.0
+
+
+SCALARS = {
+    "float32": warp.float32,
+    "float64": warp.float64,
+    "float16": warp.float16,
+    "int32": warp.int32,
+    "uint32": warp.uint32,
+    "int64": warp.int64,
+    "uint64": warp.uint64,
+    "int8": warp.int8,  # not an atomic type: never dropped
+}
+COMPOSITES = {
+    "vec3f": (warp.vec3f, warp.float32),
+    "vec2d": (warp.vec2d, warp.float64),
+    "vec4i": (warp.vec4i, warp.int32),
+    "mat22f": (warp.mat22f, warp.float32),
+    "quatf": (warp.quatf, warp.float32),  # no atomic_sub for quaternions: *= and /= only
+}
+for _scalar in SCALARS.values():
+    for _kernel in (mul_div, add_sub, mod_floordiv):
+        warp.overload(_kernel, [warp.array(dtype=_scalar), _scalar, _scalar])
+for _scalar in (warp.float32, warp.float64):
+    warp.overload(power, [warp.array(dtype=_scalar), _scalar])
+for _scalar in (warp.float32, warp.float64, warp.int32):
+    warp.overload(squared, [warp.array(dtype=_scalar)])
+for _composite, _scalar in COMPOSITES.values():
+    warp.overload(mul_div, [warp.array(dtype=_composite), _scalar, _scalar])
+    if _composite is not warp.quatf:
+        warp.overload(add_sub, [warp.array(dtype=_composite), _composite, _composite])
+
+
+def cpu_array(data, dtype, **options):
+    return warp.array(np.array(data), dtype=dtype, device="cpu", **options)
+
+
+def launched(kernel, data, dtype, *args) -> list:
+    array = cpu_array(data, dtype)
+    warp.launch(kernel, dim=array.shape, inputs=[array, *args], device="cpu")
+    return array.numpy().tolist()
+
+
+def generated_code() -> dict:
+    """The corpus module's CPU source as Warp generates it now, as a digest of its parts.
+
+    The parts (functions, kernels, structs) are compared as a set with the
+    8-digit hashes in their names left out: the patch changes the hashes on
+    purpose, and Warp orders kernels by hash.
+    """
+    module = mul_div.module
+    source = warp.context.ModuleBuilder(module, module.options).codegen("cpu")
+    parts = sorted(
+        re.sub(r"_[0-9a-f]{8}(?![0-9A-Za-z])", "_<hash>", part) for part in re.split(r"\n\s*\n(?=\S)", source)
+    )
+    digest = hashlib.sha256("\n\n".join(parts).encode()).hexdigest()
+    return {"parts": len(parts), "sha256": digest}
+
+
+def run_corpus() -> dict:
+    """Every case's resulting values, keyed by a description of the case."""
+    outcomes = {}
+    for name, scalar in SCALARS.items():
+        data = ([7, -7, 9, 0] if name[0] == "i" else [7, 250, 9, 0]) if "int" in name else [2.0, 4.0, -1.5, 0.0]
+        outcomes[f"{name} a[i] *= 3; a[i] /= 2"] = launched(mul_div, data, scalar, scalar(3), scalar(2))
+        outcomes[f"{name} a[i] += 3; a[i] -= 2"] = launched(add_sub, data, scalar, scalar(3), scalar(2))
+        outcomes[f"{name} a[i] %= 4; a[i] //= 2"] = launched(mod_floordiv, data, scalar, scalar(4), scalar(2))
+    for scalar in (warp.float32, warp.float64):
+        outcomes[f"{scalar.__name__} a[i] **= 2"] = launched(power, [2.0, -3.0, 0.5], scalar, scalar(2))
+    for scalar in (warp.float32, warp.float64, warp.int32):
+        outcomes[f"{scalar.__name__} a[i] *= a[i]"] = launched(squared, [2, -3, 5], scalar)
+    for name, (composite, scalar) in COMPOSITES.items():
+        length = math.prod(composite._shape_)  # type_length counts rows of a matrix from 1.8
+        data = (np.arange(2 * length) + 1).reshape(2, *composite._shape_)
+        outcomes[f"{name} a[i] *= 2; a[i] /= 4"] = launched(mul_div, data, composite, scalar(2), scalar(4))
+        if composite is not warp.quatf:
+            ones, twos = composite(*[1] * length), composite(*[2] * length)
+            outcomes[f"{name} a[i] += 1; a[i] -= 2"] = launched(add_sub, data, composite, ones, twos)
+
+    a = cpu_array(np.arange(6).reshape(2, 3), warp.float32)
+    warp.launch(by_other_2d, dim=(2, 3), inputs=[a, cpu_array(np.full((2, 3), 3), warp.float32)], device="cpu")
+    outcomes["2d a[i, j] *= b[i, j]; a[i][j] /= 2"] = a.numpy().tolist()
+    holder = Holder()
+    holder.a = cpu_array([1.0, 2.0], warp.float32)
+    warp.launch(struct_field, dim=2, inputs=[holder, 5.0], device="cpu")
+    outcomes["struct field s.a[i] *= 5"] = holder.a.numpy().tolist()
+    outcomes["wp.func a[i] *= 8; a[i] /= 4"] = launched(through_func, [1.0, -2.0], warp.float32, 8.0)
+    outcomes["vec3 a[i][0] *= 3, local v[1] *= 3"] = launched(component, [[1, 2, 3], [4, 5, 6]], warp.vec3, 3.0)
+
+    x = cpu_array([1.0, 2.0], warp.float32, requires_grad=True)
+    y = warp.zeros(2, dtype=float, device="cpu", requires_grad=True)
+    tape = warp.Tape()
+    with tape:
+        warp.launch(copy_scale, dim=2, inputs=[x, y], device="cpu")
+    tape.backward(grads={y: cpu_array([1.0, 1.0], warp.float32)})
+    outcomes["tape y[i] = x[i]; y[i] *= 3"] = {"y": y.numpy().tolist(), "x.grad": x.grad.numpy().tolist()}
+    outcomes["generated CPU code"] = generated_code()
+    return outcomes
+
+
+# Cases whose values tell the bug from the fix: (values unpatched on 1.4.0 and 1.4.1, values on 1.4.2).
+TELLING = {
+    "float32 a[i] *= 3; a[i] /= 2": ([2.0, 4.0, -1.5, 0.0], [3.0, 6.0, -2.25, 0.0]),
+    "int32 a[i] *= 3; a[i] /= 2": ([7, -7, 9, 0], [10, -10, 13, 0]),
+    "int32 a[i] %= 4; a[i] //= 2": ([7, -7, 9, 0], [1, -1, 0, 0]),
+    "vec3f a[i] *= 2; a[i] /= 4": ([[1, 2, 3], [4, 5, 6]], [[0.5, 1, 1.5], [2, 2.5, 3]]),
+    "mat22f a[i] *= 2; a[i] /= 4": ([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], [[[0.5, 1], [1.5, 2]], [[2.5, 3], [3.5, 4]]]),
+    "struct field s.a[i] *= 5": ([1.0, 2.0], [5.0, 10.0]),
+    "wp.func a[i] *= 8; a[i] /= 4": ([1.0, -2.0], [2.0, -4.0]),
+}
+# Cases 1.4.0 and 1.4.1 always got right.
+UNTOUCHED = {
+    "float32 a[i] += 3; a[i] -= 2": [3.0, 5.0, -0.5, 1.0],
+    "int8 a[i] *= 3; a[i] /= 2": [10, -10, 13, 0],
+    "vec3f a[i] += 1; a[i] -= 2": [[0, 1, 2], [3, 4, 5]],
+    "vec3 a[i][0] *= 3, local v[1] *= 3": [[3, 6, 3], [12, 15, 6]],
+}
+
+
+def corpus_in_fresh_python(prelude: str) -> tuple[dict, str]:
+    """Run the corpus in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
+    code = "\n".join(
+        [
+            "import sys, json",
+            f"sys.path.insert(0, {str(ROOT)!r})",
+            prelude,
+            "from tests.warp import test_augassign_mul_div as corpus",
+            "outcomes = corpus.run_corpus()",
+            "import gpushim",
+            f"state = gpushim.record({patch.id!r})['state']",
+            "print('@@outcomes', json.dumps(outcomes))",
+            "print('@@state', state)",
+        ]
+    )
+    finished = run_python(code)
+    assert finished.returncode == 0, finished.stderr
+    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
+    return json.loads(lines["@@outcomes"]), lines["@@state"]
+
+
+SCRIPT = """
+import sys
+import numpy as np
+import warp
+
+warp.config.quiet = False  # Warp says whether it compiled the module or found it in the cache
+
+
+@warp.kernel
+def scale(a: warp.array(dtype=float)):
+    i = warp.tid()
+    a[i] *= 3.0
+    a[i] /= 2.0
+
+
+def run():
+    a = warp.array(np.array([2.0, 4.0], dtype=np.float32), device="cpu")
+    warp.launch(scale, dim=2, inputs=[a], device="cpu")
+    print("@@values", a.numpy().tolist(), flush=True)
+
+
+if "gpushim" in sys.argv:
+    import gpushim.auto
+run()
+if "in-process" in sys.argv:
+    import gpushim
+
+    gpushim.patch()
+    run()
+    gpushim.unpatch()
+    run()
+    scale.module.mark_modified()
+    run()
+"""
+
+
+@pytest.fixture(scope="module")
+def cache_script(tmp_path_factory):
+    """A kernel script and a kernel cache directory of its own, shared by the cache tests."""
+    folder = tmp_path_factory.mktemp("augassign")
+    script = folder / "scale.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    cache = folder / "kernels"
+    cache.mkdir()
+
+    def run(*arguments: str) -> list[tuple[str, str]]:
+        """(values, how Warp loaded the module) for each launch the script made."""
+        finished = run_python(
+            f"import sys; sys.argv = {[str(script), *arguments]!r}; "
+            f"sys.path.insert(0, {str(ROOT)!r}); exec(compile(open({str(script)!r}).read(), {str(script)!r}, 'exec'))",
+            env={"WARP_CACHE_PATH": str(cache)},
+        )
+        assert finished.returncode == 0, finished.stderr
+        launches, loaded = [], "reused in memory"
+        for line in finished.stdout.splitlines():
+            if line.startswith("Module __main__"):
+                loaded = "compiled" if "(compiled)" in line else "cached" if "(cached)" in line else line
+            elif line.startswith("@@values"):
+                launches.append((line[9:], loaded))
+                loaded = "reused in memory"
+        return launches
+
+    run.cache = cache
+    return run
+
+
+@affected_only
+def test_needed_in_place_ops_on_array_elements_are_dropped_without_gpushim():
+    outcomes, state = corpus_in_fresh_python(prelude="")
+    assert state == "pending"
+    assert {name: outcomes[name] for name in TELLING} == {name: dropped for name, (dropped, _) in TELLING.items()}
+    assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
+
+
+@affected_only
+def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
+    wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
+    assert cache_script()[0][0] == wrong
+    assert cache_script("gpushim")[0][0] == right
+    # both builds stay in the cache, apart, and each is found again by its own kind of process
+    assert cache_script() == [(wrong, "cached")]
+    assert cache_script("gpushim") == [(right, "cached")]
+    assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
+
+
+@affected_only
+def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
+    wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
+    launches = cache_script("in-process")
+    assert [values for values, _ in launches[:2]] == [wrong, right]
+    assert launches[1][1] in ("compiled", "cached")  # loaded anew, not the build already in memory
+    # unpatch() leaves the corrected build in memory until Warp hashes the module again;
+    # then the released build comes back from the cache
+    assert launches[2:] == [(right, "reused in memory"), (wrong, "cached")]
+
+
+@affected_only
+def test_code_generation_dispatches_through_node_visitors():
+    """Patching the method alone would change nothing: Warp calls the item of ``Adjoint.node_visitors``."""
+    import ast
+
+    from warp.codegen import Adjoint
+
+    module = mul_div.module
+
+    def stores() -> int:
+        return warp.context.ModuleBuilder(module, module.options).codegen("cpu").count("wp::array_store(")
+
+    original = vars(Adjoint)["emit_AugAssign"]
+    try:
+        released = stores()
+        with applied(patch):
+            installed = vars(Adjoint)["emit_AugAssign"]
+            assert Adjoint.node_visitors[ast.AugAssign] is installed
+            fixed = stores()
+            Adjoint.node_visitors[ast.AugAssign] = original  # what a patch of the method alone would leave
+            try:
+                method_only = stores()
+            finally:
+                Adjoint.node_visitors[ast.AugAssign] = installed
+    finally:
+        module.mark_modified()  # the builds above re-hashed the kernels; let Warp hash them again
+    assert method_only == released < fixed
+
+
+@affected_only
+@pytest.mark.parametrize("verbose", [False, True])
+def test_the_warning_is_printed_only_when_verbose_as_in_1_4_2(verbose, capsys, monkeypatch):
+    module = mul_div.module
+    monkeypatch.setattr(warp.config, "verbose", verbose)
+    try:
+        with applied(patch):
+            warp.context.ModuleBuilder(module, module.options).codegen("cpu")
+    finally:
+        module.mark_modified()
+    assert ("Warning: in-place op <ast.Mult object at" in capsys.readouterr().out) is verbose
+
+
+@GATE.recorded_only
+def test_faithful_corpus_matches_the_fixed_release(request):
+    """Recorded patched on 1.4.0 and 1.4.1 and unpatched on 1.4.2; the matrix compares the files."""
+    if GATE.affected:
+        request.getfixturevalue("gpushim_patched")
+    outcomes = run_corpus()
+    record_faithful(patch, outcomes)
+    assert {name: outcomes[name] for name in TELLING} == {name: fixed for name, (_, fixed) in TELLING.items()}
+    assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
+
+
+@unaffected_only
+def test_harmless_not_affected_and_warp_keeps_its_own_generator():
+    import ast
+
+    from warp.codegen import Adjoint
+
+    import gpushim
+
+    before = vars(Adjoint)["emit_AugAssign"]
+    hashing = vars(warp.context).get("ModuleHasher")  # 1.3.x hashes modules another way
+    hash_adjoint = hashing and vars(hashing)["hash_adjoint"]
+    with applied(patch):
+        record = next(record for record in gpushim.status() if record["id"] == patch.id)
+        assert record["state"] == "not-affected"
+        assert vars(Adjoint)["emit_AugAssign"] is before
+        assert Adjoint.node_visitors[ast.AugAssign] is before
+        assert (hashing and vars(hashing)["hash_adjoint"]) is hash_adjoint
+    assert not hasattr(before, "__wrapped__") and before.__module__ in ("warp.codegen", "warp._src.codegen")
+
+
+@unaffected_only
+def test_harmless_corpus_with_gpushim_auto_in_a_fresh_process():
+    outcomes, state = corpus_in_fresh_python("import gpushim.auto\nimport warp")
+    assert state == "not-affected"
+    assert {name: outcomes[name] for name in TELLING} == {name: fixed for name, (_, fixed) in TELLING.items()}
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
