@@ -1,9 +1,10 @@
-"""gpushim's sessions: lint, engine tests, and the release matrix.
+"""gpushim's sessions: lint, engine tests, the release matrix and Ray.
 
 ``nox`` runs them all, the matrix last: one environment per release cell of
 ``matrix/*.toml`` (``nox -s matrix -- CELL ...`` for some of them,
-``-- --wheelhouse DIR`` to install from DIR alone), then ``compare`` checks
-that every patched old release behaved as its fixed release did.
+``-- --wheelhouse DIR`` to install from DIR alone), then ``ray`` runs the
+README's Ray recipe on a local Ray, and ``compare`` checks that every
+patched old release behaved as its fixed release did.
 
 The engine tests run on every Python gpushim supports, a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter that is
@@ -24,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from tests.matrix.cells import load_cells  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests", "matrix", "compare"]
+nox.options.sessions = ["lint", "tests", "matrix", "ray", "compare"]
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
 
