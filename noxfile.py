@@ -89,7 +89,7 @@ def save_selftest(session: nox.Session, cell: str) -> None:
 
 
 def by_cell(names: list[str]):
-    """Parametrize a session by release cell, on the cell's ``python`` (else nox's own), named ``session(cell='NAME')``."""
+    """Parametrize a session by cell, on the cell's ``python`` (else nox's own), named ``session(cell='NAME')``."""
     cells = [(CELLS[name].get("python"), name) for name in names]
     return nox.parametrize(("python", "cell"), cells, ids=[f"cell={name!r}" for name in names])
 
