@@ -40,6 +40,8 @@ def main(how: str, temporary: str) -> None:
         _temp_dir=temporary,
     )
     try:
+        gcs = ray.get_runtime_context().gcs_address
+        assert gcs.startswith("127.0.0.1:"), f"Ray's GCS listens on {gcs}, not on loopback"
         for pid, reached in ray.get([state.remote(), state.remote()], timeout=120):
             print("@@state", pid, reached, flush=True)
     finally:

@@ -36,6 +36,9 @@ def states_reported(how: str) -> list[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "RAY_"))}
     # No usage reports leave the machine, and the cluster's token stays out of ~/.ray.
     env.update(RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16))
+    # Ray's single-machine mode: every Ray process listens and connects on loopback alone (without it the
+    # cluster's own services talk over the host's network address).
+    env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     # Ray's socket paths must stay short: a folder of its own directly under the temporary one.
     temporary = tempfile.mkdtemp(prefix="gpushim-ray-")
     job = subprocess.Popen(
