@@ -153,12 +153,3 @@ def test_faithful_corpus_matches_the_fixed_release():
         outcomes = run_corpus()
         record_faithful(patch, outcomes)
     assert outcomes["ptr, int32 array, wraps"]["size"] == ["int", 65536 * 65537]
-
-
-@unaffected_only
-def test_harmless_array_init_is_warps_own():
-    warp = _warp()
-    before = vars(warp.types.array)["__init__"]
-    with applied(patch):
-        assert vars(warp.types.array)["__init__"] is before
-    assert not hasattr(before, "__wrapped__")
