@@ -134,6 +134,7 @@ def test_nested_launchers_put_the_bootstrap_on_the_path_once(user_site):
 
 
 def test_the_bootstrap_imports_nothing_heavy():
+    """Nothing heavy beyond what the interpreter's own startup imports (3.9's editable installs import typing)."""
     code = (
         "import sys\n"
         "heavy = {'wrapt', 'packaging', 'numpy', 'cupy', 'warp', 'nvidia', 'torch', 'importlib.metadata',"
@@ -142,7 +143,7 @@ def test_the_bootstrap_imports_nothing_heavy():
     )
     finished = gpushim_run(sys.executable, "-c", code)
     assert finished.returncode == 0, finished.stderr
-    assert finished.stdout.strip() == "[]"
+    assert finished.stdout == python(code).stdout
 
 
 def test_bootstrap_path_prints_the_directory_of_the_bootstrap():

@@ -10,9 +10,13 @@ new patch unchecked.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 MATRIX = Path(__file__).parents[2] / "matrix"
 
