@@ -69,7 +69,16 @@ def _apply(cupy, journal):
 
 
 class _PatchedProperty(property):
-    """A property that keeps the one it replaced as ``__wrapped__``, as every replacement does."""
+    """A property that keeps the one it replaced as ``__wrapped__``, as every replacement does.
+
+    It copies to itself, as :mod:`copy` copies a property.
+    """
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 @patch.prober

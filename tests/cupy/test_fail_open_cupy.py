@@ -24,18 +24,6 @@ import cupy  # noqa: E402
 CUPY_IDS = [id for id in gpushim.registry().ids if gpushim.registry().library(id).target == "cupy"]
 AFFECTED_HERE = [id for id in CUPY_IDS if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
 
-# A property copies to itself (the copy module treats it as immutable); a subclass of
-# property, as patches/cupy/fuse_inf_nan.py puts in place, goes through pickling instead.
-VAR_NAME = "cupy._core._fusion_variable._TraceScalar.var_name"
-KNOWN_DIFFERENCES = {
-    "cupy.fuse_inf_nan": {
-        VAR_NAME: (
-            {"pickle": "raises TypeError", "copy": "itself", "deepcopy": "itself"},
-            {"pickle": "raises TypeError", "copy": "raises TypeError", "deepcopy": "raises TypeError"},
-        )
-    }
-}
-
 
 @pytest.mark.skipif(not AFFECTED_HERE, reason=f"no CuPy patch applies to {' '.join(GATE.release)}")
 @pytest.mark.parametrize("id", AFFECTED_HERE)
@@ -47,7 +35,7 @@ def test_what_a_patch_replaces_pickles_and_copies_as_the_original_does(id):
             _import_linalg()  # with libcublas from the nvidia-cublas-cu12 wheel where there is no other
         except ImportError as error:
             pytest.skip(f"cupyx.scipy.linalg cannot be imported: {error}")
-    assert pickling_differences(id) == KNOWN_DIFFERENCES.get(id, {})
+    assert pickling_differences(id) == {}
 
 
 class DeviceRaises:

@@ -396,4 +396,3 @@ def test_faithful_corpus_matches_the_fixed_release(request):
     record_faithful(patch, outcomes)
     assert {name: outcomes[name] for name in TELLING} == {name: fixed for name, (_, fixed) in TELLING.items()}
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
-
