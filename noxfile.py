@@ -14,6 +14,7 @@ itself, ``lint`` and ``compare`` need Python 3.11 or later (``tomllib``).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -74,6 +75,11 @@ def install_cell(session: nox.Session, cell: str) -> dict:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
     session.install(*options, *spec["install"], ".", *TEST_TOOLS)
+    # CUDA libraries installed as wheels (nvidia-cublas-cu12 for cupyx.scipy.linalg) are found
+    # through the loader's path, as their users set it; without a driver nothing else needs them.
+    libraries = sorted(Path(session.virtualenv.location).glob("lib/python*/site-packages/nvidia/*/lib"))
+    if libraries:
+        session.env["LD_LIBRARY_PATH"] = os.pathsep.join(map(str, libraries))
     (ARTEFACTS / "cells").mkdir(parents=True, exist_ok=True)
     return spec
 
