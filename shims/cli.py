@@ -104,7 +104,7 @@ def patch_list(records: list[dict], width: int) -> str:
     lines = []
     for row, summary in zip(rows, summaries):
         left = "".join(cell.ljust(w + 2) for cell, w in zip(row, widths))
-        wrapped = textwrap.wrap(summary, max(width - indent, 30)) or [""]
+        wrapped = textwrap.wrap(summary, max(width - indent, 30), break_on_hyphens=False) or [""]
         lines.append(left + wrapped[0])
         lines.extend(" " * indent + more for more in wrapped[1:])
     return "\n".join(lines)

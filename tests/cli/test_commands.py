@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 import gpushim
 from tests.cli.scripts import command, environment, status, write_distribution
@@ -91,7 +92,6 @@ def test_patches_markdown_is_the_readme_table():
 
 def test_status_names_the_upgrade_after_which_an_installed_release_needs_no_patch(installed):
     """The highest ``fixed_in`` among the patches in range for each installed release."""
-    from packaging.version import Version
 
     highest: dict[str, str] = {}
     for record in status(installed):
@@ -105,7 +105,8 @@ def test_status_names_the_upgrade_after_which_an_installed_release_needs_no_patc
 
 
 def test_status_without_a_release_in_range_gives_no_upgrade(tmp_path):
-    write_distribution(tmp_path, "warp-lang", "1.6.1")
+    fixed = max((r["fixed_in"] for r in status(environment()) if r["target"] == "warp"), key=Version)
+    write_distribution(tmp_path, "warp-lang", fixed)
     printed = command("gpushim", "status", env=environment(PYTHONPATH=str(tmp_path))).stdout
     assert "upgrades" not in printed
 
