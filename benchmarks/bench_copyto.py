@@ -30,7 +30,8 @@ import numpy  # noqa: E402
 import wrapt  # noqa: E402
 
 import gpushim  # noqa: E402
-from gpushim.patches.cupy.copyto_python_scalar import _cuda_device_present, patch  # noqa: E402
+from gpushim.device import cuda_present
+from gpushim.patches.cupy.copyto_python_scalar import patch  # noqa: E402
 from tests.cupy.copyto_corpus import dry_device  # noqa: E402
 
 BATCH = 300
@@ -81,7 +82,7 @@ def main() -> None:
     }
     print(
         f"{record['distribution']} {record['installed_version']}, NumPy {numpy.__version__}, "
-        f"Python {sys.version.split()[0]}, CUDA device: {_cuda_device_present(cupy)}"
+        f"Python {sys.version.split()[0]}, CUDA device: {cuda_present()}"
     )
     with dry_device():
         dst, src, mask = cupy.empty((4, 3), "float32"), cupy.empty((3,), "float32"), cupy.empty((4, 3), "bool")

@@ -108,21 +108,15 @@ def _apply(cupy, journal):
     journal.wrap((cupy, basic), "copyto", wrapper)
 
 
-def _cuda_device_present(cupy):
-    """Whether CUDA reports a device (``getDeviceCount`` raises when there is no driver)."""
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except cupy.cuda.runtime.CUDARuntimeError:
-        return False
-
-
 @patch.prober
 def _probe():
     """``cupy.full((3,), 2.5)``, the seed of cupy/cupy#8391, up to the copy kernel."""
     import cupy
 
+    from gpushim import device
+
     core, allocator, kernel = cupy._core, cupy.cuda.get_allocator(), cupy._core.elementwise_copy
-    if not _cuda_device_present(cupy):
+    if not device.cuda_present():
         cupy.cuda.set_allocator(untouched_memory(cupy))
         core.elementwise_copy = lambda *args, **kwargs: None
     try:

@@ -24,8 +24,8 @@ import warnings
 import cupy
 import numpy
 
+from gpushim.device import cuda_present
 from gpushim.patches.cupy import untouched_memory
-from gpushim.patches.cupy.copyto_python_scalar import _cuda_device_present
 
 DTYPES = "?bBhHiIlLefdFD"  # every dtype CuPy has (q and Q are l and L here)
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -101,7 +101,7 @@ def dry_device():
         calls.append([describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())])
 
     allocator, kernel = cupy.cuda.get_allocator(), cupy._core.elementwise_copy
-    if not _cuda_device_present(cupy):
+    if not cuda_present():
         cupy.cuda.set_allocator(untouched_memory(cupy))
     cupy._core.elementwise_copy = elementwise_copy
     try:
@@ -281,7 +281,7 @@ def trace_fusion():
     """``{case: code or error}`` of both ``cupy.fuse`` code generators over :func:`fusion_cases`."""
     from tests.cupy import fusion_tracing
 
-    if _cuda_device_present(cupy):
+    if cuda_present():
         memory = contextlib.nullcontext()
     else:
         memory = fusion_tracing.fake_device_memory()

@@ -13,6 +13,7 @@ cupy = pytest.importorskip("cupy")
 
 import numpy  # noqa: E402
 
+from gpushim import device  # noqa: E402
 from gpushim.patches.cupy import copyto_python_scalar  # noqa: E402
 from gpushim.patches.cupy.copyto_python_scalar import patch  # noqa: E402
 from tests.cupy import copyto_corpus  # noqa: E402
@@ -121,7 +122,7 @@ def test_wrapper_leaves_numpy_scalars_and_arrays_to_the_release(gpushim_patched)
 
 def test_probe_uses_real_memory_where_a_device_is_present(monkeypatch):
     """With a CUDA device the probe never hands CuPy a made-up pointer: here, without one, CUDA refuses."""
-    monkeypatch.setattr(copyto_python_scalar, "_cuda_device_present", lambda cupy: True)
+    monkeypatch.setattr(device, "cuda_present", lambda: True)
     allocator = cupy.cuda.get_allocator()
     with pytest.raises(cupy.cuda.runtime.CUDARuntimeError):
         copyto_python_scalar._probe()
