@@ -285,9 +285,10 @@ CASES = {
     ),
 }
 SWITCHES = "import os\nos.environ.update(GPUSHIM_LOG='info', GPUSHIM_DISABLE='synth.nothing*')\n"
+# Not types: with it blocked, re and enum cannot be imported, nor anything that needs them
+# (the program's own json), which an editable install hides by importing them at startup.
 STDLIB_GPUSHIM_IMPORTS_LATE = [
     "warnings",
-    "types",
     "logging",
     "fnmatch",
     "pickle",
