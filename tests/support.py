@@ -96,6 +96,14 @@ def reference_record(id: str) -> dict | None:
     return None
 
 
+def record_corpus(patch: Patch, run) -> object:
+    """``run()``'s outcomes on a patch's corpus, patched where this release is affected, recorded for the matrix."""
+    with applied(patch) if Gate(patch).affected else contextlib.nullcontext():
+        outcomes = run()
+        record_faithful(patch, outcomes)
+    return outcomes
+
+
 def record_faithful(patch: Patch, outcomes: object) -> Path:
     """Write this release's outcomes on a patch's corpus for the matrix to compare.
 

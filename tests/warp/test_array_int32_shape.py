@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from gpushim.patches.warp.array_int32_shape import patch
-from tests.support import applied, gate, record_faithful
+from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
@@ -145,11 +145,5 @@ def test_arrays_warp_makes_itself_pass_untouched():
 @GATE.recorded_only
 def test_faithful_corpus_matches_the_fixed_release():
     """Recorded patched on the affected releases and unpatched on 1.3.2; the matrix compares the files."""
-    if GATE.affected:
-        with applied(patch):
-            outcomes = run_corpus()
-            record_faithful(patch, outcomes)
-    else:
-        outcomes = run_corpus()
-        record_faithful(patch, outcomes)
+    outcomes = record_corpus(patch, run_corpus)
     assert outcomes["ptr, int32 array, wraps"]["size"] == ["int", 65536 * 65537]

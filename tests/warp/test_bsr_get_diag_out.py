@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from gpushim.patches.warp.bsr_get_diag_out import patch
-from tests.support import applied, gate, record_faithful
+from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
@@ -122,13 +122,7 @@ def test_effective_stale_values_are_cleared_with_gpushim():
 @GATE.recorded_only
 def test_faithful_corpus_matches_the_fixed_release():
     """Recorded patched on the affected releases and unpatched on 1.11.1; the matrix compares the files."""
-    if GATE.affected:
-        with applied(patch):
-            outcomes = run_corpus()
-            record_faithful(patch, outcomes)
-    else:
-        outcomes = run_corpus()
-        record_faithful(patch, outcomes)
+    outcomes = record_corpus(patch, run_corpus)
     assert outcomes["same out twice"][1]["values"] == [8.0, 0.0, 0.0, 0.0]
 
 

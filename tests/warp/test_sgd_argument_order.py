@@ -13,7 +13,7 @@ import itertools
 import pytest
 
 from gpushim.patches.warp.sgd_argument_order import patch
-from tests.support import applied, gate, record_faithful, run_python
+from tests.support import applied, gate, record_corpus, run_python
 
 GATE = gate(patch)
 
@@ -120,13 +120,7 @@ def test_optimizer_made_before_the_patch_is_fixed_too():
 @GATE.recorded_only
 def test_faithful_corpus_matches_the_fixed_release():
     """Recorded patched on the affected releases and unpatched on 1.11.0; the matrix compares the files."""
-    if GATE.affected:
-        with applied(patch):
-            outcomes = run_corpus()
-            record_faithful(patch, outcomes)
-    else:
-        outcomes = run_corpus()
-        record_faithful(patch, outcomes)
+    outcomes = record_corpus(patch, run_corpus)
     first = outcomes["momentum=0.9, dampening=0.0, weight_decay=0.0, nesterov=0"][0]["params"][0]
     assert [round(value, 6) for value in first] == [0.99, -2.02, 0.53]
 

@@ -9,7 +9,7 @@ structs' annotations as types.
 """
 
 from gpushim.patches.warp.tape_zero_nested_struct import patch
-from tests.support import applied, gate, record_faithful
+from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
@@ -141,13 +141,7 @@ def test_effective_nested_gradients_are_zeroed_with_gpushim():
 @GATE.recorded_only
 def test_faithful_corpus_matches_the_fixed_release():
     """Recorded patched on the affected releases and unpatched on 1.8.1; the matrix compares the files."""
-    if GATE.affected:
-        with applied(patch):
-            outcomes = run_corpus()
-            record_faithful(patch, outcomes)
-    else:
-        outcomes = run_corpus()
-        record_faithful(patch, outcomes)
+    outcomes = record_corpus(patch, run_corpus)
     assert [r["backward"]["l1.x"] for r in outcomes["two deep, new tape"]] == [[3.0] * 3] * 3
 
 
