@@ -122,6 +122,18 @@ class _Reference:
         return importlib.import_module, (self.name,)
 
 
+class _Namespace:
+    """Pickles as the namespace of the class it holds, ``vars(cls)``, where a class keeps the patched object itself."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __reduce__(self):
+        return vars, (self.cls,)
+
+
 def _wrapper_type():
     """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
     global _PatchedFunction
@@ -158,7 +170,8 @@ def _wrapper_type():
             parent = self._self_parent
             if self._self_instance is not None:
                 return getattr, (self._self_instance, parent._self_home[1])
-            return parent.__reduce_ex__(protocol)
+            parent.__reduce_ex__(protocol)  # raises as the original would
+            return getattr, parent._self_home
 
         def __copy__(self):
             if self._self_instance is None:
@@ -187,10 +200,13 @@ def _wrapper_type():
         __bound_function_wrapper__ = BoundPatchedFunction
 
         def __reduce_ex__(self, protocol):
+            import operator
             import pickle
 
             raise_unless_picklable(self._self_read, self, protocol)
             owner, name = self._self_home
+            if isinstance(owner, type):
+                return operator.getitem, (_Namespace(owner), name)  # getattr would bind it to the class
             if isinstance(owner, type(pickle)):
                 owner = _Reference(owner.__name__)
             return getattr, (owner, name)
