@@ -4,7 +4,7 @@ Run it with the Python of an environment that has CuPy 13.2.0, NumPy 2 and gpush
 
     python benchmarks/bench_copyto.py
 
-Three arms, interleaved, each the fastest of several batches: CuPy's own ``copyto``, the same
+Three arms, interleaved, each the fastest of many short batches (benchmarks/timing.py): CuPy's own ``copyto``, the same
 function under a wrapt wrapper that does nothing (what any gpushim wrapper costs), and the
 patched one.  The patch's own share is patched minus do-nothing wrapper; the target is 0.25
 microsecond or less.  Printed, never asserted.
@@ -20,17 +20,17 @@ Python-scalar path is timed too, for information: it is the path that raises wit
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy  # noqa: E402
 import numpy  # noqa: E402
 import wrapt  # noqa: E402
+from timing import applied_here, fastest_per_call_us, print_wrapped, ready  # noqa: E402
 
-import gpushim  # noqa: E402
-from gpushim.device import cuda_present
+from gpushim.device import cuda_present  # noqa: E402
 from gpushim.patches.cupy.copyto_python_scalar import patch  # noqa: E402
 from tests.cupy.copyto_corpus import dry_device  # noqa: E402
 
@@ -38,43 +38,15 @@ BATCH = 300
 ROUNDS = 200
 
 
-def fastest_per_call_us(arms: dict, args: tuple, kwargs: dict) -> dict:
-    """Per-call microseconds of each arm: the fastest of ROUNDS batches, arms interleaved."""
-    best = dict.fromkeys(arms, float("inf"))
-    for _ in range(ROUNDS):
-        for name, function in arms.items():
-            start = time.perf_counter_ns()
-            for _ in range(BATCH):
-                function(*args, **kwargs)
-            best[name] = min(best[name], (time.perf_counter_ns() - start) / BATCH / 1000)
-    return best
-
-
-def report(label: str, times: dict) -> None:
-    cupy_us, wrapper_us, patched_us = times["cupy"], times["do-nothing wrapper"], times["patched"]
-    print(
-        f"{label}: cupy {cupy_us:.2f} us, do-nothing wrapt wrapper {wrapper_us:.2f} us, patched {patched_us:.2f} us"
-        f" per call (ratios 1 : {wrapper_us / cupy_us:.2f} : {patched_us / cupy_us:.2f})"
-    )
-    print(
-        f"  added per call: {patched_us - cupy_us:.2f} us in all, of which wrapt {wrapper_us - cupy_us:.2f} us "
-        f"and the patch's own code {patched_us - wrapper_us:.2f} us"
-    )
-
-
 def main() -> None:
     print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
-    gpushim.patch(patch.id)
-    record = next(record for record in gpushim.status() if record["id"] == patch.id)
-    if record["state"] == "not-affected":
-        print(f"{patch.id} is not-affected here ({record['reason']}): nothing to measure")
+    record = applied_here(patch)
+    if record is None:
         return
-    if record["state"] != "applied":
-        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']})")
     patched = cupy.copyto
     original = patched.__wrapped__
     arms = {
-        "cupy": original,
+        "library": original,
         "do-nothing wrapper": wrapt.FunctionWrapper(
             original, lambda wrapped, instance, args, kwargs: wrapped(*args, **kwargs)
         ),
@@ -86,9 +58,12 @@ def main() -> None:
     )
     with dry_device():
         dst, src, mask = cupy.empty((4, 3), "float32"), cupy.empty((3,), "float32"), cupy.empty((4, 3), "bool")
-        report("copyto(array, array, where=mask)", fastest_per_call_us(arms, (dst, src), {"where": mask}))
-        report("copyto(array, numpy.float32)", fastest_per_call_us(arms, (dst, numpy.float32(2.5)), {}))
-        alone = fastest_per_call_us({"patched": patched}, (dst, 2.5), {})["patched"]
+        under_mask = ready({name: (lambda d, s, f=f: f(d, s, where=mask)) for name, f in arms.items()})
+        times = fastest_per_call_us(under_mask, lambda: (dst, src), BATCH, ROUNDS)
+        print_wrapped("copyto(array, array, where=mask)", times)
+        times = fastest_per_call_us(ready(arms), lambda: (dst, numpy.float32(2.5)), BATCH, ROUNDS)
+        print_wrapped("copyto(array, numpy.float32)", times)
+        alone = fastest_per_call_us(ready({"patched": patched}), lambda: (dst, 2.5), BATCH, ROUNDS)["patched"]
         print(f"copyto(array, 2.5), patched only (raises without the patch): {alone:.2f} us per call")
 
 

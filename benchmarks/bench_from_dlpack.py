@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import operator
 import sys
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import cupy  # noqa: E402
 import wrapt  # noqa: E402
+from timing import applied_here, fastest_per_call_us, print_wrapped, ready  # noqa: E402
 
-import gpushim  # noqa: E402
+from gpushim.device import cuda_present  # noqa: E402
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch  # noqa: E402
 from tests.cupy.dlpack_capsules import Producer, make_capsule  # noqa: E402
 
@@ -41,65 +42,28 @@ BATCH = 200
 ROUNDS = 60
 
 
-def fastest_per_call_us(arms: dict, make_input) -> dict:
-    """Per-call microseconds of each arm: the fastest of ROUNDS batches, arms interleaved."""
-    best = dict.fromkeys(arms, float("inf"))
-    for _ in range(ROUNDS):
-        for name, function in arms.items():
-            inputs = [make_input() for _ in range(BATCH)]
-            start = time.perf_counter_ns()
-            for item in inputs:
-                function(item)
-            elapsed = time.perf_counter_ns() - start
-            del inputs
-            best[name] = min(best[name], elapsed / BATCH / 1000)
-    return best
-
-
-def has_gpu() -> bool:
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except cupy.cuda.runtime.CUDARuntimeError:
-        return False
-
-
-def report(label: str, times: dict) -> None:
-    cupy_us, wrapper_us, patched_us = times["cupy"], times["do-nothing wrapper"], times["patched"]
-    print(
-        f"{label}: cupy {cupy_us:.2f} us, under a do-nothing wrapt wrapper {wrapper_us:.2f} us, "
-        f"patched {patched_us:.2f} us per call"
-    )
-    print(
-        f"  added per call: {patched_us - cupy_us:.2f} us in all, of which wrapt {wrapper_us - cupy_us:.2f} us "
-        f"and the patch's own code {patched_us - wrapper_us:.2f} us"
-    )
-
-
 def main() -> None:
     print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
-    gpushim.patch(patch.id)
-    record = next(record for record in gpushim.status() if record["id"] == patch.id)
-    if record["state"] == "not-affected":
-        print(f"{patch.id} is not-affected here ({record['reason']}): nothing to measure")
+    record = applied_here(patch)
+    if record is None:
         return
-    if record["state"] != "applied":
-        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']})")
     patched = cupy.from_dlpack
     original = patched.__wrapped__
     arms = {
-        "cupy": original,
+        "library": original,
         "do-nothing wrapper": wrapt.FunctionWrapper(original, lambda wrapped, instance, args, kwargs: wrapped(*args)),
         "patched": patched,
     }
-    gpu = has_gpu()
+    gpu = cuda_present()
     print(f"{record['distribution']} {record['installed_version']}, Python {sys.version.split()[0]}, GPU: {gpu}")
 
-    capsule_times = fastest_per_call_us(arms, lambda: make_capsule(bits=32)[0])
-    report("from_dlpack(capsule)", capsule_times)
-    wrapt_us = capsule_times["do-nothing wrapper"] - capsule_times["cupy"]
+    capsule_times = fastest_per_call_us(ready(arms), lambda: (make_capsule(bits=32)[0],), BATCH, ROUNDS)
+    print_wrapped("from_dlpack(capsule)", capsule_times)
+    wrapt_us = capsule_times["do-nothing wrapper"] - capsule_times["library"]
 
     if gpu:
-        report("from_dlpack(__dlpack__ object)", fastest_per_call_us(arms, lambda: Producer(bits=32)))
+        times = fastest_per_call_us(ready(arms), lambda: (Producer(bits=32),), BATCH, ROUNDS)
+        print_wrapped("from_dlpack(__dlpack__ object)", times)
     else:
         # CuPy's call of the producer's __dlpack__, as a C-level callable like CuPy's function,
         # bare and through gpushim's wrapper function called directly, which hands it the
@@ -108,7 +72,7 @@ def main() -> None:
         export = operator.methodcaller("__dlpack__", stream=1)
         wrapper = patched._self_wrapper
         arms = {"producer": export, "patched": lambda producer: wrapper(export, None, (producer,), {})}
-        times = fastest_per_call_us(arms, Producer)
+        times = fastest_per_call_us(ready(arms), lambda: (Producer(),), BATCH, ROUNDS)
         own = times["patched"] - times["producer"]
         print(
             f"__dlpack__ object, CuPy's export call on it (no GPU): producer {times['producer']:.2f} us, "

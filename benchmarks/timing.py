@@ -4,6 +4,26 @@ from __future__ import annotations
 
 import time
 
+import gpushim
+from gpushim.states import APPLIED, NOT_AFFECTED
+
+
+def applied_here(patch) -> dict | None:
+    """Apply ``patch`` and return its status record; None, saying so, where the release does not need it."""
+    gpushim.patch(patch.id)
+    record = gpushim.record(patch.id)
+    if record["state"] == NOT_AFFECTED:
+        print(f"{patch.id} is not-affected here ({record['reason']}): nothing to measure")
+        return None
+    if record["state"] != APPLIED:
+        raise SystemExit(f"{patch.id} is {record['state']} here ({record['reason']})")
+    return record
+
+
+def ready(functions: dict) -> dict:
+    """Arms for :func:`fastest_per_call_us` that time ``functions`` as they are."""
+    return {name: (lambda function=function: function) for name, function in functions.items()}
+
 
 def fastest_per_call_us(arms: dict, make_arguments, batch: int, rounds: int) -> dict:
     """Per-call microseconds of each arm, the fastest of ``rounds`` batches, arms interleaved in turn.
@@ -37,6 +57,16 @@ def print_arms(label: str, times: dict, baseline: str) -> None:
     print(label)
     for name, us in times.items():
         print(f"  {name:<34} {us:8.3f} us  {us / times[baseline]:5.2f}x {baseline}")
+
+
+def print_wrapped(label: str, times: dict) -> None:
+    """The library's function, under a do-nothing wrapt wrapper and patched, then what each adds."""
+    own, wrapper, patched = times["library"], times["do-nothing wrapper"], times["patched"]
+    print(f"{label}: library {own:.2f} us, under a do-nothing wrapt wrapper {wrapper:.2f} us, patched {patched:.2f} us")
+    print(
+        f"  added per call: {patched - own:.2f} us in all, of which wrapt {wrapper - own:.2f} us "
+        f"and the patch's own code {patched - wrapper:.2f} us"
+    )
 
 
 def print_sites(label: str, times: dict) -> None:
