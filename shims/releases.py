@@ -43,14 +43,25 @@ the folder name.  The folder name would do for installs made by an
 installer, which names the folder after ``Name`` and ``Version``, but a
 hand-made or broken install can disagree with it, and then gpushim reports
 what ``importlib.metadata`` reports: a missing header or an unreadable file
-is a version of ``None``.  Only the installs of the distributions asked for
-are read, so a thousand other folders cost a listing and a name each.
+is a version of ``None``.
+
+A thousand other folders cost nothing beyond the listing.  Only the names
+asked for are looked up (a few ``str.find`` calls in the listing, lower
+case and joined once), and only their metadata is read.  The listing is the
+one the import system keeps for the entry, when it is current: a
+``FileFinder`` in ``sys.path_importer_cache`` whose ``_path_mtime`` is the
+directory's ``st_mtime`` (the same test the import system makes before it
+trusts its listing; both attributes exist from Python 3.3 to 3.13).  Any
+other entry is listed with ``os.listdir``.  A site-packages of a thousand
+folders takes 0.36 ms to list here, longer than all the rest of
+``status()``, and the target's import has just listed it.
 
 Once per process: each ``sys.path`` entry is listed, and each ``METADATA``
 read, the first time a question needs it, and the answer to each question
 is kept for as long as ``sys.path`` is the same.  What the process imported
 does not change when an install changes under it; :func:`forget` drops
-everything, for a test that changes an install that was already read.
+everything, the import system's listings included, for a test that changes
+an install that was already read.
 
 Ranges: a plain release (``13.3.0``: digits and dots) against a specifier
 whose clauses are all ``>=``, ``<=``, ``>``, ``<``, ``==`` or ``!=`` and a
@@ -64,6 +75,7 @@ unusual cases fail, with :class:`BadVersion`.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -73,9 +85,9 @@ from _frozen_importlib_external import PathFinder
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Callable, Optional
+    from typing import Callable, Optional, TextIO
 
-    Reader = Callable[[str], Optional[str]]
+    Reader = Callable[[str], Optional[TextIO]]
 
 
 class BadVersion(ValueError):
@@ -85,13 +97,35 @@ class BadVersion(ValueError):
 class _Entry:
     """What one ``sys.path`` entry installs."""
 
-    __slots__ = ("infos", "eggs", "read", "versions")
+    __slots__ = ("children", "listing", "eggs", "read", "starting", "versions")
 
-    def __init__(self, infos: dict, eggs: dict, read: Reader) -> None:
-        self.infos = infos
+    def __init__(self, children: list[str], eggs: dict, read: Reader) -> None:
+        self.children = children
+        self.listing = "\0" + "\0".join(children).lower()
         self.eggs = eggs
         self.read = read
+        self.starting: dict[str, list[str]] = {}
         self.versions: dict[str, str | None] = {}
+
+    def folders_of(self, name: str) -> list[str]:
+        """The ``.dist-info`` and ``.egg-info`` children that install ``name`` (normalised), sorted."""
+        # A folder's normalised name starts with the same run of letters and digits as the folder,
+        # and the names of one library share it (cupy-cuda12x, cupy-cuda11x, ... are one look).
+        first = name.partition("_")[0]
+        try:
+            children = self.starting[first]
+        except KeyError:
+            children = self.starting[first] = self._starting_with(first)
+        return sorted(child for child in children if _folder_name(child) == name)
+
+    def _starting_with(self, prefix: str) -> list[str]:
+        needle = "\0" + prefix
+        found = []
+        position = self.listing.find(needle)
+        while position != -1:
+            found.append(self.children[self.listing.count("\0", 0, position)])
+            position = self.listing.find(needle, position + 1)
+        return found
 
     def version(self, folder: str) -> str | None:
         try:
@@ -108,6 +142,9 @@ _specifiers: dict[str, list[tuple[str, tuple[int, ...]]] | None] = {}
 
 def forget() -> None:
     """Drop everything read so far: the next question lists and reads again."""
+    import importlib
+
+    importlib.invalidate_caches()
     _entries.clear()
     _installs.clear()
     _specifiers.clear()
@@ -131,7 +168,7 @@ def installed(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
     for distribution in key[0]:
         name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
         for entry in entries:
-            for folder in entry.infos.get(name, []) + entry.eggs.get(legacy, []):
+            for folder in entry.folders_of(name) + entry.eggs.get(legacy, []):
                 install = (distribution, entry.version(folder))
                 if install not in found:
                     found.append(install)
@@ -188,6 +225,14 @@ def same_release(a: str | None, b: str | None) -> bool:
         return Version(a) == Version(b)
     except InvalidVersion:
         return a == b
+
+
+def _folder_name(child: str) -> str | None:
+    """The normalised name of the distribution a ``.dist-info`` or ``.egg-info`` child installs."""
+    low = child.lower()
+    if not low.endswith((".dist-info", ".egg-info")):
+        return None
+    return _normalise(low.rpartition(".")[0].partition("-")[0])
 
 
 def _normalise(name: str) -> str:
@@ -258,34 +303,45 @@ def _entry(path: str) -> _Entry:
 
 
 def _list(root: str) -> _Entry:
-    try:
-        children = os.listdir(root)
+    children = _listed_by_the_import_system(root)
+    if children is not None:
         read = _directory_reader(root)
-    except NotADirectoryError:
-        children, read = _zip_children(root)
-    except (OSError, ValueError):
-        children, read = [], _nothing
-    infos: dict[str, list[str]] = {}
+    else:
+        try:
+            children = os.listdir(root)
+            read = _directory_reader(root)
+        except NotADirectoryError:
+            children, read = _zip_children(root)
+        except (OSError, ValueError):
+            children, read = [], _nothing
     eggs: dict[str, list[str]] = {}
-    is_egg = os.path.basename(root).lower().endswith(".egg")
-    # One lower() for the whole listing: the standard library's directory has hundreds of children.
-    for child, low in zip(children, "\0".join(children).lower().split("\0")):
-        if low.endswith((".dist-info", ".egg-info")):
-            name = _normalise(low.rpartition(".")[0].partition("-")[0])
-            infos.setdefault(name, []).append(child)
-        elif is_egg and low == "egg-info":
-            name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
-            eggs.setdefault(name, []).append(child)
-    for folders in infos.values():
-        folders.sort()
-    return _Entry(infos, eggs, read)
+    if root.lower().endswith(".egg") and any(child.lower() == "egg-info" for child in children):
+        name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
+        eggs[name] = [child for child in children if child.lower() == "egg-info"]
+    return _Entry(children, eggs, read)
+
+
+def _listed_by_the_import_system(root: str) -> list[str] | None:
+    """The children of directory ``root`` as its ``FileFinder`` last listed them, if still current.
+
+    Only for an absolute ``root``: a relative one names another directory
+    once the working directory changes, and its finder keeps the first.
+    """
+    if not os.path.isabs(root):
+        return None
+    finder = sys.path_importer_cache.get(root)
+    try:
+        listing, listed_at = finder._path_cache, finder._path_mtime  # type: ignore[union-attr]
+        current = listed_at == os.stat(root).st_mtime
+    except (AttributeError, OSError, ValueError):
+        return None
+    return list(listing) if current and isinstance(listing, set) else None
 
 
 def _directory_reader(root: str) -> Reader:
-    def read(name: str) -> str | None:
+    def read(name: str) -> TextIO | None:
         try:
-            with open(os.path.join(root, name), encoding="utf-8") as file:
-                return file.read()
+            return open(os.path.join(root, name), encoding="utf-8", newline="")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
             return None
 
@@ -301,9 +357,9 @@ def _zip_children(root: str) -> tuple[list[str], Reader]:
     except (OSError, zipfile.BadZipFile):
         return [], _nothing
 
-    def read(name: str) -> str | None:
+    def read(name: str) -> TextIO | None:
         try:
-            return archive.read(name).decode("utf-8")
+            return io.StringIO(archive.read(name).decode("utf-8"), newline="")
         except KeyError:
             return None
 
@@ -315,14 +371,26 @@ def _nothing(name: str) -> None:
 
 
 def _version_header(read: Reader, folder: str) -> str | None:
-    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it."""
-    for text in (read(f"{folder}/METADATA"), read(f"{folder}/PKG-INFO"), read(folder)):
-        if text:
-            break
-    else:
-        return None
-    for line in text.split("\n"):
-        line = line.rstrip("\r")
+    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it.
+
+    Lines end as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or
+    ``\\n``), and only the lines up to the answer are read: the header
+    comes third, before a description that can be tens of kilobytes.
+    """
+    for name in (f"{folder}/METADATA", f"{folder}/PKG-INFO", folder):
+        metadata = read(name)
+        if metadata is None:
+            continue
+        with metadata:
+            if metadata.readline():
+                metadata.seek(0)
+                return _first_version(metadata)
+    return None
+
+
+def _first_version(lines: Iterable[str]) -> str | None:
+    for line in lines:
+        line = line.rstrip("\r\n")
         if line[:1] in (" ", "\t"):
             continue
         name, colon, value = line.partition(":")

@@ -10,6 +10,7 @@ canonical spelling is compared.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -93,6 +94,7 @@ def test_a_dist_info_or_egg_info_folder(tmp_path, monkeypatch, folder, name, ver
 
 def test_metadata_variants_read_as_importlib_metadata_reads_them(tmp_path, monkeypatch):
     dist_info(tmp_path, "crlf-1.0.dist-info", "crlf", "1.0", newline="\r\n")
+    dist_info(tmp_path, "cr-1.0.dist-info", "cr", "1.0", newline="\r")
     dist_info(tmp_path, "spaced-1.0.dist-info", "spaced", "\t1.0 ", newline="\n")
     empty = dist_info(tmp_path, "fallback-1.0.dist-info", "fallback", "5.0", file="PKG-INFO")
     (empty / "METADATA").write_text("")
@@ -105,7 +107,7 @@ def test_metadata_variants_read_as_importlib_metadata_reads_them(tmp_path, monke
     (folded / "METADATA").write_text("Name: folded\nSummary: one\n  two\nVersion: 8.0\n")
     (tmp_path / "nometadata-1.0.dist-info").mkdir()
     answers = {}
-    for distribution in ["crlf", "spaced", "fallback", "distutils", "lowerkey", "broken", "folded", "nometadata"]:
+    for distribution in ["crlf", "cr", "spaced", "fallback", "distutils", "lowerkey", "broken", "folded", "nometadata"]:
         expected = importlib_answer(distribution, [str(tmp_path)])
         answers[distribution] = gpushim_answer(distribution, [str(tmp_path)], monkeypatch)
         assert answers[distribution] == expected
@@ -167,6 +169,36 @@ def test_answers_are_kept_until_forget(tmp_path, monkeypatch):
     assert releases.installed(("kept",)) == [("kept", "1.0")]
     releases.forget()
     assert releases.installed(("kept",)) == [("kept", "1.1"), ("kept", "2.0")]
+
+
+def listed_by_an_import(directory, monkeypatch):
+    """Put ``directory`` on the path and import a module from it, so that its FileFinder lists it."""
+    (directory / "listed_here.py").write_text("")
+    monkeypatch.setattr(sys, "path", [str(directory)])
+    monkeypatch.delitem(sys.modules, "listed_here", raising=False)
+    __import__("listed_here")
+
+
+def test_the_listing_the_import_system_made_is_not_made_again(tmp_path, monkeypatch):
+    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
+    listed_by_an_import(tmp_path, monkeypatch)
+
+    def listdir(path):
+        raise AssertionError(f"{path} listed again")
+
+    monkeypatch.setattr(releases.os, "listdir", listdir)
+    assert releases.installed(("listed",)) == [("listed", "1.0")]
+
+
+def test_a_listing_older_than_the_directory_is_not_used(tmp_path, monkeypatch):
+    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
+    listed_by_an_import(tmp_path, monkeypatch)
+    dist_info(tmp_path, "listed-2.0.dist-info", "listed", "2.0")
+    # A clock tick can be coarser than the two changes: move the directory's time on, as a later write would.
+    finder = sys.path_importer_cache[str(tmp_path)]
+    os.utime(tmp_path, (finder._path_mtime + 1, finder._path_mtime + 1))
+    found = releases.installed(("listed",))
+    assert found == [("listed", "1.0"), ("listed", "2.0")] == sorted(importlib_answer("listed", [str(tmp_path)]))
 
 
 def test_a_distribution_finder_on_the_meta_path_is_asked_through_importlib(tmp_path, monkeypatch):
