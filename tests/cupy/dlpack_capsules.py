@@ -1,7 +1,9 @@
 """Hand-made DLPack capsules whose deleter only counts, for tests that must touch no GPU.
 
-A capsule made here describes memory on a CUDA device (``kDLCUDA``) at a made-up address that
-nothing reads or writes.  Its producer behaves as real ones (PyTorch, CuPy) do: the capsule's
+A capsule made here describes memory on a CUDA device (``kDLCUDA``) that nothing reads or
+writes: a made-up address without a device; with one (``tests.gpu.PRESENT``), real device memory,
+so that a driver asked about the pointer (CuPy asks for ``kDLCUDAManaged``) answers about memory
+it knows rather than with a CUDA error.  Its producer behaves as real ones (PyTorch, CuPy) do: the capsule's
 destructor calls the tensor's deleter only while the capsule is still named ``dltensor`` (or
 ``dltensor_versioned``), that is, when no consumer took the tensor.  The deleter frees nothing
 and counts its calls, so a double free shows as ``tensor.freed == 2`` instead of a crash.
@@ -22,10 +24,14 @@ import ctypes
 import sys
 import warnings
 
+from tests import gpu
+
 KDL_CPU, KDL_CUDA, KDL_ROCM, KDL_CUDA_MANAGED = 1, 2, 10, 13
 KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT, KDL_COMPLEX, KDL_BOOL = 0, 1, 2, 4, 5, 6
 
 FAKE_DATA = 0x7F00_0000_1000  # a device address nobody dereferences
+DEVICE_BLOCK = 1 << 12  # bytes of real device memory the capsules point into on a GPU host
+_device_block: int | None = None  # its address, once allocated; never freed
 
 
 class DLTensor(ctypes.Structure):
@@ -104,6 +110,24 @@ def _producer_destructor(capsule):
             _live[address].struct.deleter(address)
 
 
+def tensor_data() -> int:
+    """Where a capsule's tensor lies unless told: :data:`FAKE_DATA`, or real device memory where a device is present.
+
+    The capsules of one process share one block of :data:`DEVICE_BLOCK` bytes,
+    allocated by the CUDA driver (``gpushim.device``) in the primary context
+    CuPy uses, and kept to the end: nothing reads or writes it, the deleter
+    frees nothing, and a dtype sweep makes tens of thousands of capsules.
+    """
+    global _device_block
+    if not gpu.PRESENT:
+        return FAKE_DATA
+    if _device_block is None:
+        from gpushim import device
+
+        _device_block = device.driver().allocate(DEVICE_BLOCK)
+    return _device_block
+
+
 def make_capsule(
     *,
     code: int = KDL_FLOAT,
@@ -111,13 +135,17 @@ def make_capsule(
     lanes: int = 1,
     shape: tuple[int, ...] = (4,),
     strides: tuple[int, ...] | None = None,
-    data: int = FAKE_DATA,
+    data: int | None = None,
     byte_offset: int = 0,
     device_type: int = KDL_CUDA,
     device_id: int = 0,
     versioned: bool = False,
 ):
-    """A fresh capsule and its :class:`Tensor`: ``capsule, tensor = make_capsule(code=..., bits=...)``."""
+    """A fresh capsule and its :class:`Tensor`: ``capsule, tensor = make_capsule(code=..., bits=...)``.
+
+    ``data`` None: at :func:`tensor_data`.
+    """
+    data = tensor_data() if data is None else data
     shape_array = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     strides_array = None if strides is None else (ctypes.c_int64 * max(len(strides), 1))(*strides)
     struct = DLManagedTensorVersioned(1, 0) if versioned else DLManagedTensor()
@@ -171,15 +199,12 @@ def device_switch_without_gpu(cupy):
     CuPy switches to the producer's device around ``__dlpack__`` with the Python-level
     ``cupy.cuda.runtime.getDevice``/``setDevice``, replaced here by no-ops that record the
     calls.  Its stream lookup fails without a driver, reports that and goes on with the
-    default stream; the reports are silenced.  With a GPU present, nothing is replaced.
+    default stream; the reports are silenced.  With a GPU present (``tests.gpu.PRESENT``),
+    nothing is replaced and no switch is recorded.
     """
     runtime = cupy.cuda.runtime
     switches: list = []
-    try:
-        runtime.getDeviceCount()
-    except runtime.CUDARuntimeError:
-        pass
-    else:
+    if gpu.PRESENT:
         yield switches
         return
     saved = runtime.getDevice, runtime.setDevice, sys.excepthook, sys.unraisablehook

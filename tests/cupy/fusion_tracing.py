@@ -5,7 +5,9 @@ first path") and falls back for good to the newer one
 (``cupy._core.new_fusion``, "the second path") when that raises.  Both only
 need arrays with a shape and a dtype to trace a function, so an allocator
 that hands out memory nobody ever reads lets the real, installed CuPy do all
-of its code generation on a machine without a GPU.  Nothing here compiles or
+of its code generation on a machine without a GPU.  On a machine with one
+(``tests.gpu.PRESENT``) the arrays get CuPy's own device memory instead, so
+that no made-up pointer ever reaches a driver.  Nothing here compiles or
 launches a kernel.
 """
 
@@ -17,13 +19,17 @@ from pathlib import Path
 import cupy
 
 from gpushim.patches.cupy import untouched_memory
+from tests import gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
 def fake_device_memory():
-    """Let ``cupy.empty`` hand out arrays whose memory is never touched."""
+    """Let ``cupy.empty`` hand out arrays whose memory is never touched: made up, or CuPy's own with a device."""
+    if gpu.PRESENT:
+        yield
+        return
     previous = cupy.cuda.get_allocator()
     cupy.cuda.set_allocator(untouched_memory(cupy))
     try:

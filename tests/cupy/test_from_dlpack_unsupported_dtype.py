@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from packaging.version import Version
 
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
+from tests import gpu
+from tests.gpu import pretend_a_device
 from tests.support import applied, gate, record_faithful, run_python
 
 GATE = gate(patch)
@@ -79,13 +81,6 @@ def fixed_release_outcome(code: int, bits: int, lanes: int) -> str:
     if code in names:
         return "TypeError: " + names[code].format(bits)
     return f"TypeError: Unsupported dtype. dtype code: {code}"
-
-
-def has_gpu() -> bool:
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except cupy.cuda.runtime.CUDARuntimeError:
-        return False
 
 
 def outcomes_in_fresh_python(before_cupy: str = "", after_cupy: str = "") -> tuple[dict, str]:
@@ -181,10 +176,38 @@ def test_probe_finds_no_double_free_with_gpushim():
 
 
 @affected_only
-@pytest.mark.skipif(has_gpu(), reason="a working CUDA runtime accepts the made-up managed pointer")
+@pytest.mark.skipif(gpu.PRESENT, reason="with a device the capsule points at real memory, which the runtime accepts")
 @pytest.mark.parametrize("way", dc.WAYS)
 def test_managed_tensor_the_runtime_refuses_is_freed_once(patched, way):
     outcome = dc.convert(cupy, way, device_type=dc.KDL_CUDA_MANAGED)
+    assert outcome["raises"][0] == "cupy_backends.cuda.api.runtime.CUDARuntimeError"
+    assert outcome["freed"] == 1
+
+
+def test_capsules_lie_in_device_memory_where_a_device_is_present(request, monkeypatch):
+    """The capsules' GPU branch, on the CPU: with a device "present", a capsule lies in the driver's memory.
+
+    The driver is pretended (tests/gpu.py), so its memory is made up as
+    well: CuPy, asked about a managed pointer, still consults the runtime,
+    which here (no driver) refuses, and on a GPU host answers about real
+    memory.  The device switch around ``__dlpack__`` is CuPy's own.
+    """
+    if AFFECTED:
+        request.getfixturevalue("patched")
+    monkeypatch.setattr(gpu, "PRESENT", True)
+    monkeypatch.setattr(dc, "_device_block", None)
+    driver = pretend_a_device(monkeypatch)
+    capsule, tensor = dc.make_capsule(code=7, bits=32)
+    _, other = dc.make_capsule(device_type=dc.KDL_CUDA_MANAGED)
+    assert (tensor.data, other.data, driver.allocated) == (driver.POINTER, driver.POINTER, [dc.DEVICE_BLOCK])
+    with pytest.raises(TypeError, match="Unsupported dtype. dtype code: 7"):
+        cupy.from_dlpack(capsule)
+    assert tensor.freed == 1
+    get_device = cupy.cuda.runtime.getDevice
+    with dc.device_switch_without_gpu(cupy) as switches:
+        assert cupy.cuda.runtime.getDevice is get_device
+    assert switches == []
+    outcome = dc.convert(cupy, "from_dlpack(capsule)", device_type=dc.KDL_CUDA_MANAGED)
     assert outcome["raises"][0] == "cupy_backends.cuda.api.runtime.CUDARuntimeError"
     assert outcome["freed"] == 1
 
