@@ -137,7 +137,7 @@ def test_probe_verdicts_on_the_device():
     without, with_gpushim = probe_verdicts(patch)
     assert with_gpushim == "None"
     if GATE.affected:
-        assert without == "tape.zero() leaves the gradient of an array inside a nested struct at [5.0, 5.0], not [0.0, 0.0]"
+        assert without.startswith("tape.zero() leaves the gradient of an array inside a nested struct at [5.0, 5.0]")
     else:
         assert without == "None"
 
