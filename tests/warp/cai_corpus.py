@@ -3,13 +3,23 @@
 Nothing here touches memory: Warp's interface path only records the pointer, shape and
 strides it is given, so a made-up address and a Device that claims CUDA ordinal 0 take
 ``wp.array(data=...)`` down the same code a CuPy or torch buffer takes on a GPU.
+
+Where a CUDA device is present (``gpushim.device.cuda_present()``, the question
+``tests.gpu.PRESENT`` answers once), the corpus runs on Warp's own ``cuda:0`` over
+real device memory instead (:func:`cuda_target`), so that the driver, which may
+check a pointer or a device, never answers in place of Warp.  Outcomes record
+where an array points relative to the exporter's address, so they are the same
+on both.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 ABSENT = "absent"  # the "strides" key is left out of the interface
 
 ADDRESS = 0x7F0000001000
+DEVICE_BYTES = 4096  # device memory behind the corpus on a GPU: more than any case's extent
 
 
 def fake_cuda_device():
@@ -22,11 +32,30 @@ def fake_cuda_device():
     return device
 
 
+@contextlib.contextmanager
+def cuda_target(nbytes=DEVICE_BYTES):
+    """Where the corpus's arrays live for a ``with`` block: (Warp device, device address).
+
+    Without a device, the stand-in device and :data:`ADDRESS`, which nothing
+    reads; with one, Warp's ``cuda:0`` and ``nbytes`` of real device memory
+    (``gpushim.device.device_memory``, in the primary context Warp uses too).
+    """
+    import warp
+
+    from gpushim import device as cuda
+
+    if not cuda.cuda_present():
+        yield fake_cuda_device(), ADDRESS
+        return
+    with cuda.device_memory(nbytes) as address:
+        yield warp.get_device("cuda:0"), address
+
+
 class Exporter:
     """An object exporting a given __cuda_array_interface__ (as a sequence, like CuPy/torch)."""
 
-    def __init__(self, shape, typestr, strides=ABSENT, **extra):
-        desc = {"shape": tuple(shape), "typestr": typestr, "data": (ADDRESS, False), "version": 3, **extra}
+    def __init__(self, shape, typestr, strides=ABSENT, address=ADDRESS, **extra):
+        desc = {"shape": tuple(shape), "typestr": typestr, "data": (address, False), "version": 3, **extra}
         if strides is not ABSENT:
             desc["strides"] = strides
         self.__cuda_array_interface__ = desc
@@ -117,11 +146,11 @@ def warp_dtype(name):
     return warp.types.Any if name == "Any" else getattr(warp, name)
 
 
-def outcome(case, device):
-    """What wp.array(...) makes of one corpus case: the array's bookkeeping, or the exception."""
+def outcome(case, device, address=ADDRESS):
+    """What wp.array(...) makes of one corpus case over ``address``: the array's bookkeeping, or the exception."""
     import warp
 
-    source = Exporter(case["shape"], case["typestr"], case["strides"], **case.get("extra", {}))
+    source = Exporter(case["shape"], case["typestr"], case["strides"], address, **case.get("extra", {}))
     try:
         arr = warp.array(data=source, dtype=warp_dtype(case["dtype"]), shape=case.get("target_shape"), device=device)
     except Exception as exc:  # the exception is the outcome
@@ -130,7 +159,7 @@ def outcome(case, device):
         "shape": list(arr.shape),
         "strides": list(arr.strides),
         "dtype": _context().type_str(arr.dtype),
-        "ptr": arr.ptr,
+        "ptr - address": arr.ptr - address,
         "size": arr.size,
         "capacity": arr.capacity,
         "is_contiguous": arr.is_contiguous,
@@ -139,9 +168,9 @@ def outcome(case, device):
 
 
 def run_corpus(cases=CASES):
-    """Each case's outcome by name, on a fresh stand-in CUDA device."""
-    device = fake_cuda_device()
-    return {case["name"]: outcome(case, device) for case in cases}
+    """Each case's outcome by name, on a fresh stand-in CUDA device, or on ``cuda:0`` where a device is present."""
+    with cuda_target() as (device, address):
+        return {case["name"]: outcome(case, device, address) for case in cases}
 
 
 # The cases NVIDIA/warp#523 is about: vec3, mat22 and vec2d with strides absent or None.

@@ -12,8 +12,9 @@ The tests marked ``gpu`` port it with CuPy as the producer (a C-contiguous
 CuPy array says ``"strides": None``; a wrapper also leaves the key out), for
 vectors and matrices, and read the arrays in a Warp kernel.  They need Warp
 and CuPy in one environment, and a device; without one they are skipped with
-"no CUDA device" (tests/gpu.py), and none of them has run yet.  The last test
-runs on the CPU: it takes the probe's device branch by pretending a driver.
+"no CUDA device" (tests/gpu.py), and none of them has run yet.  The last two
+tests run on the CPU: by pretending a driver they take the device branches of
+the probe and of the CPU corpus (tests/warp/cai_corpus.py).
 """
 
 from __future__ import annotations
@@ -163,3 +164,26 @@ def test_probe_uses_warps_device_and_device_memory_where_a_device_is_present(mon
         assert verdict.endswith(NONE_SUBSCRIPT.split(": ", 1)[1])
     else:
         assert verdict is None
+
+
+def test_corpus_runs_on_warps_device_over_device_memory_where_a_device_is_present(monkeypatch):
+    """On the CPU, with a pretended driver: the corpus takes Warp's ``cuda:0`` and the driver's memory.
+
+    Warp has no ``cuda:0`` here, so the stand-in device answers for it again;
+    the outcomes, which record pointers relative to the exporter's address,
+    are those of the stand-in run.
+    """
+    from tests.warp import cai_corpus
+
+    on_the_stand_in = cai_corpus.run_corpus()
+    driver = pretend_a_device(monkeypatch)
+    asked, stand_in = [], cai_corpus.fake_cuda_device()
+    monkeypatch.setattr(wp, "get_device", lambda name: asked.append(name) or stand_in)
+    with cai_corpus.cuda_target() as (device, address):
+        assert address == driver.POINTER
+        source = cai_corpus.Exporter((4,), "<f4", strides=(4,), address=address)
+        assert wp.array(data=source, dtype=wp.float32, device=device).ptr == driver.POINTER
+    assert cai_corpus.run_corpus() == on_the_stand_in
+    assert asked == ["cuda:0", "cuda:0"]
+    assert driver.allocated == [cai_corpus.DEVICE_BYTES] * 2
+    assert driver.freed == [driver.POINTER, driver.POINTER + 0x100]
