@@ -17,6 +17,8 @@ same function, so a test and a probe never disagree about the machine.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from gpushim.device import cuda_present
@@ -83,9 +85,14 @@ class PretendDriver:
 
 
 def pretend_a_device(monkeypatch) -> PretendDriver:
-    """Make ``gpushim.device`` see one CUDA device for this test; its :class:`PretendDriver`."""
+    """Make ``gpushim.device`` and :data:`PRESENT` see one CUDA device for this test; its :class:`PretendDriver`.
+
+    So the GPU branches of the probes and of the tests' stand-ins run on the
+    CPU, and are not dead code until a device appears.
+    """
     from gpushim import device
 
     pretend = PretendDriver()
     monkeypatch.setattr(device, "driver", lambda: pretend)
+    monkeypatch.setattr(sys.modules[__name__], "PRESENT", True)
     return pretend

@@ -194,7 +194,6 @@ def test_capsules_lie_in_device_memory_where_a_device_is_present(request, monkey
     """
     if AFFECTED:
         request.getfixturevalue("patched")
-    monkeypatch.setattr(gpu, "PRESENT", True)
     monkeypatch.setattr(dc, "_device_block", None)
     driver = pretend_a_device(monkeypatch)
     capsule, tensor = dc.make_capsule(code=7, bits=32)

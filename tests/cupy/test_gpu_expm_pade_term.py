@@ -47,8 +47,7 @@ import numpy
 import pytest
 
 from gpushim.patches.cupy.expm_pade_term import MODULE, _expm_on_numpy, _import_linalg, patch
-from tests import gpu
-from tests.gpu import on_gpu, probe_verdicts
+from tests.gpu import on_gpu, pretend_a_device, probe_verdicts
 from tests.support import gate
 
 GATE = gate(patch)
@@ -145,7 +144,7 @@ def test_kernel_is_traced_in_cupys_own_memory_where_a_device_is_present(monkeypa
             return cupy.cuda.get_allocator(), fusion_tracing.trace_second_path(body, args, "_expm_inner")
 
     _, without_device = trace()
-    monkeypatch.setattr(gpu, "PRESENT", True)
+    pretend_a_device(monkeypatch)
     before = cupy.cuda.get_allocator()
     device_pool = untouched_memory(cupy)
     cupy.cuda.set_allocator(device_pool)
