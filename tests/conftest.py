@@ -15,3 +15,12 @@ def gpushim_patched():
     gpushim.patch()
     yield gpushim
     gpushim.unpatch()
+
+
+@pytest.fixture
+def this_patch(request):
+    """The test module's ``patch`` applied, where the release is affected, for one test, and undone after it."""
+    from tests.support import applied
+
+    with applied(request.module.patch):
+        yield

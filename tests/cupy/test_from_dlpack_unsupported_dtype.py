@@ -129,12 +129,6 @@ def bindings() -> dict[str, object]:
     }
 
 
-@pytest.fixture
-def patched():
-    with applied(patch):
-        yield
-
-
 # Needed: the bug shows on affected releases without gpushim.
 
 
@@ -178,7 +172,7 @@ def test_probe_finds_no_double_free_with_gpushim():
 @affected_only
 @pytest.mark.skipif(gpu.PRESENT, reason="with a device the capsule points at real memory, which the runtime accepts")
 @pytest.mark.parametrize("way", dc.WAYS)
-def test_managed_tensor_the_runtime_refuses_is_freed_once(patched, way):
+def test_managed_tensor_the_runtime_refuses_is_freed_once(this_patch, way):
     outcome = dc.convert(cupy, way, device_type=dc.KDL_CUDA_MANAGED)
     assert outcome["raises"][0] == "cupy_backends.cuda.api.runtime.CUDARuntimeError"
     assert outcome["freed"] == 1
@@ -193,7 +187,7 @@ def test_capsules_lie_in_device_memory_where_a_device_is_present(request, monkey
     memory.  The device switch around ``__dlpack__`` is CuPy's own.
     """
     if AFFECTED:
-        request.getfixturevalue("patched")
+        request.getfixturevalue("this_patch")
     monkeypatch.setattr(dc, "_device_block", None)
     driver = pretend_a_device(monkeypatch)
     capsule, tensor = dc.make_capsule(code=7, bits=32)
@@ -212,7 +206,7 @@ def test_capsules_lie_in_device_memory_where_a_device_is_present(request, monkey
 
 
 @affected_only
-def test_rejected_capsule_is_consumed_as_13_4_consumes_it(patched):
+def test_rejected_capsule_is_consumed_as_13_4_consumes_it(this_patch):
     capsule, tensor = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
     with pytest.raises(NotImplementedError):
         cupy.from_dlpack(capsule)
@@ -223,14 +217,14 @@ def test_rejected_capsule_is_consumed_as_13_4_consumes_it(patched):
 
 @affected_only
 @pytest.mark.parametrize("way", dc.WAYS)
-def test_capsule_on_a_foreign_device_stays_with_its_producer(patched, way):
+def test_capsule_on_a_foreign_device_stays_with_its_producer(this_patch, way):
     outcome = dc.convert(cupy, way, device_type=dc.KDL_CPU)
     assert outcome["raises"][0] == "builtins.RuntimeError"
     assert outcome["freed"] == 1
 
 
 @affected_only
-def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(patched):  # noqa: N802
+def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(this_patch):  # noqa: N802
     capsule, _ = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
     with pytest.warns(DeprecationWarning, match="in favor of cupy.from_dlpack") as caught:
         with pytest.raises(NotImplementedError):
@@ -244,7 +238,7 @@ def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(patche
 @affected_only
 @pytest.mark.parametrize("way", dc.WAYS)
 @pytest.mark.parametrize(("code", "bits"), list(ACCEPTED), ids=list(ACCEPTED.values()))
-def test_accepted_dtype_converts_zero_copy(patched, way, code, bits):
+def test_accepted_dtype_converts_zero_copy(this_patch, way, code, bits):
     outcome = dc.convert(cupy, way, code=code, bits=bits, shape=(2, 3), strides=(3, 1))
     strides = [3 * bits // 8, bits // 8]
     common = {"dtype": ACCEPTED[code, bits], "shape": [2, 3], "strides": strides, "zero_copy": True, "freed": 1}
@@ -252,7 +246,7 @@ def test_accepted_dtype_converts_zero_copy(patched, way, code, bits):
 
 
 @affected_only
-def test_accepted_capsule_is_consumed_by_cupy_itself(patched):
+def test_accepted_capsule_is_consumed_by_cupy_itself(this_patch):
     capsule, tensor = dc.make_capsule(bits=32)
     array = cupy.from_dlpack(capsule)
     assert type(array.data.mem) is cupy._core.dlpack.DLPackMemory
@@ -263,7 +257,7 @@ def test_accepted_capsule_is_consumed_by_cupy_itself(patched):
 
 
 @affected_only
-def test_producer_sees_the_same_calls_as_without_the_patch(patched):
+def test_producer_sees_the_same_calls_as_without_the_patch(this_patch):
     def calls(from_dlpack):
         producer = dc.Producer(bits=32)
         with dc.device_switch_without_gpu(cupy) as switches:
@@ -286,7 +280,7 @@ def test_producer_sees_the_same_calls_as_without_the_patch(patched):
 def test_any_dtype_is_freed_once_and_converts_as_13_4(request, code, bits, lanes):
     """Patched on affected releases; on 13.4.x as released, which checks the oracle itself."""
     if AFFECTED:
-        request.getfixturevalue("patched")
+        request.getfixturevalue("this_patch")
     capsule, tensor = dc.make_capsule(code=code, bits=bits, lanes=lanes)
     try:
         outcome = f"dtype {cupy.from_dlpack(capsule).dtype}"
@@ -331,7 +325,7 @@ def faithful_corpus() -> dict:
 def test_faithful_corpus_matches_the_fixed_release(request):
     """Compared by the matrix: patched 13.2.0/13.3.0 against 13.4.0 as released."""
     if AFFECTED:
-        request.getfixturevalue("patched")
+        request.getfixturevalue("this_patch")
     outcomes = faithful_corpus()
     record_faithful(patch, outcomes)
     assert outcomes["dtype sweep: not freed once"] == []

@@ -15,10 +15,8 @@ from __future__ import annotations
 import gc
 import weakref
 
-import pytest
-
 from gpushim.patches.warp.array_copy_false_reference import patch
-from tests.support import applied, gate, record_faithful
+from tests.support import gate, record_faithful
 
 GATE = gate(patch)
 
@@ -130,13 +128,6 @@ def run_corpus() -> dict:
 
 
 ALIASED = {"source", "view of source"}
-
-
-@pytest.fixture
-def this_patch():
-    """This patch alone applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 @affected_only

@@ -127,13 +127,6 @@ def released_failure(dtype) -> list[str]:
     return ["RuntimeError", "Unsupported DLPack dtype ('bool', 8)"]
 
 
-@pytest.fixture
-def this_patch():
-    """This patch alone applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
-
-
 ACCEPTED = {"None": "bool", "bool": "bool", "int8": "int8", "uint8": "uint8"}
 
 

@@ -39,20 +39,13 @@ import pytest
 
 from gpushim.patches.warp.array_copy_false_reference import patch
 from tests.gpu import on_gpu, probe_verdicts
-from tests.support import applied, gate
+from tests.support import gate
 
 GATE = gate(patch)
 
 import warp as wp  # noqa: E402
 
 DEVICE = "cuda"
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 def watched(source):

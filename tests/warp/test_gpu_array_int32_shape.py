@@ -28,7 +28,7 @@ import pytest
 
 from gpushim.patches.warp.array_int32_shape import patch
 from tests.gpu import on_gpu, probe_verdicts
-from tests.support import applied, gate
+from tests.support import gate
 
 GATE = gate(patch)
 
@@ -38,13 +38,6 @@ DEVICE = "cuda"
 DOMAIN = (1504, 1080, 520)
 CAPACITY = 1504 * 1080 * 520 * 4  # bytes of float32
 HUGE = (65536, 65537)
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 def over_one_device_byte(shape):

@@ -56,7 +56,7 @@ import pytest
 
 from gpushim.patches.warp.augassign_mul_div import patch
 from tests.gpu import on_gpu, probe_verdicts
-from tests.support import applied, gate
+from tests.support import gate
 from tests.warp.gpu_scripts import run_script
 
 GATE = gate(patch)
@@ -120,13 +120,6 @@ wp.launch(inplace_div_1d, N, inputs=[x1, y1], device="cuda")
 result["div"] = x1.numpy().tolist()
 result["device"] = str(x1.device)
 """
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 @on_gpu

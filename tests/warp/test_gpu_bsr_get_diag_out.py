@@ -28,7 +28,7 @@ import pytest
 
 from gpushim.patches.warp.bsr_get_diag_out import patch
 from tests.gpu import on_gpu, probe_verdicts
-from tests.support import applied, gate
+from tests.support import gate
 
 GATE = gate(patch)
 
@@ -74,13 +74,6 @@ def sentinel_diagonal(bsr, length=None):
     sentinel = wp.full(shape=(length,), value=bsr.values.dtype(STALE), dtype=bsr.values.dtype, device=DEVICE)
     warp.sparse.bsr_get_diag(bsr, out=sentinel)
     return sentinel.numpy()
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 @on_gpu

@@ -36,7 +36,7 @@ from packaging.version import Version
 
 from gpushim.patches.warp.from_dlpack_bool import patch
 from tests.gpu import cuda_torch, on_gpu, probe_verdicts
-from tests.support import applied, gate, run_python
+from tests.support import gate, run_python
 from tests.warp.gpu_scripts import run_script
 
 GATE = gate(patch)
@@ -74,13 +74,6 @@ for dtype in (None, wp.bool):
             "zero_copy": array.ptr == source.ptr,
         }
 """
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 @on_gpu

@@ -55,7 +55,7 @@ import pytest
 
 from gpushim.patches.warp.sgd_argument_order import patch
 from tests.gpu import on_gpu, probe_verdicts
-from tests.support import applied, gate
+from tests.support import gate
 
 GATE = gate(patch)
 
@@ -99,13 +99,6 @@ def history(setting, device) -> list:
         optimizer.step(grads)
         found.append([array.numpy() for array in (*params, *optimizer.b)])
     return found
-
-
-@pytest.fixture
-def this_patch():
-    """This patch applied (where the release is affected) for one test."""
-    with applied(patch):
-        yield
 
 
 @on_gpu
