@@ -127,7 +127,8 @@ def matrix(session: nox.Session, cell: str) -> None:
 @nox.session(tags=["gpu"])
 @by_cell([name for name, spec in CELLS.items() if spec["gpu"]])
 def gpu(session: nox.Session, cell: str) -> None:
-    """One cell's GPU tests (marker ``gpu``), on a GPU host; without a device each is skipped, saying so."""
+    """One cell's GPU tests (marker ``gpu``: the contract's and the library's), on a GPU host; without a device each
+    is skipped, saying so."""
     spec = install_cell(session, cell)
     if spec["gpu-install"]:
         session.install(*spec["gpu-install"])
@@ -135,7 +136,8 @@ def gpu(session: nox.Session, cell: str) -> None:
         session.install("pip")
         session.run("python", "-m", "pip", "install", *spec["gpu-pip"])
     (ARTEFACTS / "gpu").mkdir(parents=True, exist_ok=True)
-    session.run("pytest", "-m", "gpu", "-rs", spec["tests"], f"--junitxml={ARTEFACTS / 'gpu' / f'{cell}.xml'}")
+    junit = f"--junitxml={ARTEFACTS / 'gpu' / f'{cell}.xml'}"
+    session.run("pytest", "-m", "gpu", "-rs", "tests/contract", spec["tests"], junit)
 
 
 @nox.session

@@ -46,19 +46,6 @@ def cuda_torch():
     return torch
 
 
-def probe_verdicts(patch) -> tuple[str, str]:
-    """What ``patch.probe()`` prints in fresh interpreters: without gpushim, and with ``gpushim.auto``."""
-    from tests.support import run_python
-
-    module = f"gpushim.patches.{patch.id}"
-    verdicts = []
-    for prelude in ("", "import gpushim.auto\n"):
-        done = run_python(f"{prelude}from {module} import patch\nprint('@@probe', patch.probe())")
-        assert done.returncode == 0, done.stderr
-        verdicts.append(next(line for line in done.stdout.splitlines() if line.startswith("@@probe"))[8:])
-    return verdicts[0], verdicts[1]
-
-
 class PretendDriver:
     """Stands in for the CUDA driver in :mod:`gpushim.device`: one device, and a record of the memory asked for.
 

@@ -24,6 +24,7 @@ import pytest
 
 import gpushim
 from gpushim.states import APPLIED, DISABLED, NOT_INSTALLED
+from tests.gpu import on_gpu
 from tests.matrix.cells import expected_state
 from tests.support import run_python
 
@@ -106,6 +107,19 @@ def test_needed_the_probe_shows_the_bug_without_gpushim_exactly_where_it_applies
 @pytest.mark.parametrize("order", [GPUSHIM_FIRST, TARGET_FIRST], ids=["gpushim first", "target first"])
 def test_effective_with_gpushim_before_or_after_the_target(id, expected, order):
     assert probe(id, order) == (None, expected)
+
+
+@on_gpu
+def test_on_a_device_the_probes_give_the_same_verdicts(id, expected):
+    """Where a device is present the probes use its memory (``gpushim.device``): needed and effective still hold.
+
+    The tests above ask the same probes on any machine; this one is marked
+    ``gpu`` so that the GPU session (``nox -t gpu``), which runs the marked
+    tests only, asks them on the device as well.
+    """
+    bug, _ = probe(id, WITHOUT)
+    assert (bug is not None) == (expected == APPLIED), bug
+    assert probe(id, GPUSHIM_FIRST) == (None, expected)
 
 
 def test_disabling_the_patch_brings_the_bug_back(id, expected):

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from gpushim.patches.warp.bsr_get_diag_out import patch
-from tests.gpu import on_gpu, probe_verdicts
+from tests.gpu import on_gpu
 from tests.support import gate
 
 GATE = gate(patch)
@@ -74,17 +74,6 @@ def sentinel_diagonal(bsr, length=None):
     sentinel = wp.full(shape=(length,), value=bsr.values.dtype(STALE), dtype=bsr.values.dtype, device=DEVICE)
     warp.sparse.bsr_get_diag(bsr, out=sentinel)
     return sentinel.numpy()
-
-
-@on_gpu
-def test_probe_verdicts_on_the_device():
-    """The self-test's probe on a machine with a device: the bug without gpushim where the release has it."""
-    without, with_gpushim = probe_verdicts(patch)
-    assert with_gpushim == "None"
-    if GATE.affected:
-        assert without.endswith("into an out full of 7 gives [7.0, 3.0], not [0.0, 3.0]")
-    else:
-        assert without == "None"
 
 
 @on_gpu

@@ -54,7 +54,7 @@ import numpy as np
 import pytest
 
 from gpushim.patches.warp.sgd_argument_order import patch
-from tests.gpu import on_gpu, probe_verdicts
+from tests.gpu import on_gpu
 from tests.support import gate
 
 GATE = gate(patch)
@@ -99,17 +99,6 @@ def history(setting, device) -> list:
         optimizer.step(grads)
         found.append([array.numpy() for array in (*params, *optimizer.b)])
     return found
-
-
-@on_gpu
-def test_probe_verdicts_on_the_device():
-    """The self-test's probe on a machine with a device: the bug without gpushim where the release has it."""
-    without, with_gpushim = probe_verdicts(patch)
-    assert with_gpushim == "None"
-    if GATE.affected:
-        assert without.endswith("gives [0.9, 1.8], not [0.99, 1.98]")
-    else:
-        assert without == "None"
 
 
 @on_gpu
