@@ -79,8 +79,8 @@ import io
 import os
 import sys
 
-# The class behind importlib.machinery.PathFinder, loaded with the interpreter.
-from _frozen_importlib_external import PathFinder
+# The classes behind importlib.machinery's PathFinder and FileFinder, loaded with the interpreter.
+from _frozen_importlib_external import FileFinder, PathFinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -324,14 +324,16 @@ def _list(root: str) -> _Entry:
 def _listed_by_the_import_system(root: str) -> list[str] | None:
     """The children of directory ``root`` as its ``FileFinder`` last listed them, if still current.
 
-    Only for an absolute ``root``: a relative one names another directory
-    once the working directory changes, and its finder keeps the first.
+    Only the standard library's own finder is trusted (a path hook may put
+    any object there), and only for an absolute ``root``: a relative one
+    names another directory once the working directory changes, and its
+    finder keeps the first.
     """
-    if not os.path.isabs(root):
-        return None
     finder = sys.path_importer_cache.get(root)
+    if type(finder) is not FileFinder or not os.path.isabs(root):
+        return None
     try:
-        listing, listed_at = finder._path_cache, finder._path_mtime  # type: ignore[union-attr]
+        listing, listed_at = finder._path_cache, finder._path_mtime
         current = listed_at == os.stat(root).st_mtime
     except (AttributeError, OSError, ValueError):
         return None

@@ -201,6 +201,17 @@ def test_a_listing_older_than_the_directory_is_not_used(tmp_path, monkeypatch):
     assert found == [("listed", "1.0"), ("listed", "2.0")] == sorted(importlib_answer("listed", [str(tmp_path)]))
 
 
+def test_a_path_hooks_own_finder_is_not_asked_for_a_listing(tmp_path, monkeypatch):
+    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
+
+    class Hostile:
+        def __getattr__(self, name):
+            raise RuntimeError(f"{name} asked of a finder that is not the standard library's")
+
+    monkeypatch.setitem(sys.path_importer_cache, str(tmp_path), Hostile())
+    assert gpushim_answer("listed", [str(tmp_path)], monkeypatch) == [("listed", "1.0")]
+
+
 def test_a_distribution_finder_on_the_meta_path_is_asked_through_importlib(tmp_path, monkeypatch):
     elsewhere = dist_info(tmp_path, "hidden-5.5.dist-info", "hidden", "5.5")
 
