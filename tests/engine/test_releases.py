@@ -205,8 +205,16 @@ def test_a_path_hooks_own_finder_is_not_asked_for_a_listing(tmp_path, monkeypatc
     dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
 
     class Hostile:
-        def __getattr__(self, name):
-            raise RuntimeError(f"{name} asked of a finder that is not the standard library's")
+        """A path hook's finder that looks like FileFinder and raises when its listing is read."""
+
+        @property
+        def _path_cache(self):
+            raise RuntimeError("the listing asked of a finder that is not the standard library's")
+
+        _path_mtime = property(_path_cache.fget)
+
+        def invalidate_caches(self):
+            pass
 
     monkeypatch.setitem(sys.path_importer_cache, str(tmp_path), Hostile())
     assert gpushim_answer("listed", [str(tmp_path)], monkeypatch) == [("listed", "1.0")]
