@@ -45,16 +45,17 @@ hand-made or broken install can disagree with it, and then gpushim reports
 what ``importlib.metadata`` reports: a missing header or an unreadable file
 is a version of ``None``.
 
-A thousand other folders cost nothing beyond the listing.  Only the names
-asked for are looked up (a few ``str.find`` calls in the listing, lower
+A thousand other folders cost little beyond the listing: only the names
+asked for are looked up (one ``str.find`` per library in the listing, lower
 case and joined once), and only their metadata is read.  The listing is the
-one the import system keeps for the entry, when it is current: a
-``FileFinder`` in ``sys.path_importer_cache`` whose ``_path_mtime`` is the
-directory's ``st_mtime`` (the same test the import system makes before it
-trusts its listing; both attributes exist from Python 3.3 to 3.13).  Any
-other entry is listed with ``os.listdir``.  A site-packages of a thousand
-folders takes 0.36 ms to list here, longer than all the rest of
-``status()``, and the target's import has just listed it.
+one the import system keeps for the entry, when it is current: the
+standard library's ``FileFinder`` in ``sys.path_importer_cache``, whose
+``_path_mtime`` is the directory's ``st_mtime`` (the same test the import
+system makes before it trusts its listing; the attributes date from Python
+3.3, and the engine's tests run on 3.9 to 3.13).  Any other entry is listed
+with ``os.listdir``.  Listing a site-packages of a thousand folders takes
+0.36 ms here, nearly as long as all the rest of ``status()``, and the
+target's import has just done it.
 
 Once per process: each ``sys.path`` entry is listed, and each ``METADATA``
 read, the first time a question needs it, and the answer to each question
