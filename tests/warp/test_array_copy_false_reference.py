@@ -113,17 +113,21 @@ def watched(make, build) -> dict:
     return outcome
 
 
+# Interfaces over device memory (shape, typestr, Warp dtype): the stand-in device without a GPU, cuda:0 with one.
+INTERFACES = [((5,), "<f4", warp.float32), ((4, 3), "<f4", warp.vec3), ((2, 3), "<i8", warp.int64)]
+
+
 def run_corpus() -> dict:
     outcomes = {}
     for name, (make, options) in cases().items():
         options = {"copy": False, **options}
         outcomes[name] = watched(make, lambda source, o=options: warp.array(source, device="cpu", **o))
-    device = cai_corpus.fake_cuda_device()
-    for shape, typestr, dtype in [((5,), "<f4", warp.float32), ((4, 3), "<f4", warp.vec3), ((2, 3), "<i8", warp.int64)]:
-        outcomes[f"CUDA array interface {typestr} {shape}"] = watched(
-            lambda s=shape, t=typestr: cai_corpus.Exporter(s, t, strides=None),
-            lambda source, d=dtype: warp.array(data=source, dtype=d, device=device, copy=False),
-        )
+    with cai_corpus.cuda_target() as (device, address):
+        for shape, typestr, dtype in INTERFACES:
+            outcomes[f"CUDA array interface {typestr} {shape}"] = watched(
+                lambda s=shape, t=typestr: cai_corpus.Exporter(s, t, strides=None, address=address),
+                lambda source, d=dtype: warp.array(data=source, dtype=d, device=device, copy=False),
+            )
     return outcomes
 
 
