@@ -24,8 +24,7 @@ import warnings
 import cupy
 import numpy
 
-from gpushim.device import cuda_present
-from gpushim.patches.cupy import untouched_memory
+from tests.cupy import fusion_tracing
 
 DTYPES = "?bBhHiIlLefdFD"  # every dtype CuPy has (q and Q are l and L here)
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -100,15 +99,13 @@ def dry_device():
     def elementwise_copy(*args, **kwargs):
         calls.append([describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())])
 
-    allocator, kernel = cupy.cuda.get_allocator(), cupy._core.elementwise_copy
-    if not cuda_present():
-        cupy.cuda.set_allocator(untouched_memory(cupy))
+    kernel = cupy._core.elementwise_copy
     cupy._core.elementwise_copy = elementwise_copy
     try:
-        yield calls
+        with fusion_tracing.fake_device_memory():
+            yield calls
     finally:
         cupy._core.elementwise_copy = kernel
-        cupy.cuda.set_allocator(allocator)
 
 
 def outcome(call, calls):
@@ -279,14 +276,8 @@ def fusion_cases():
 
 def trace_fusion():
     """``{case: code or error}`` of both ``cupy.fuse`` code generators over :func:`fusion_cases`."""
-    from tests.cupy import fusion_tracing
-
-    if cuda_present():
-        memory = contextlib.nullcontext()
-    else:
-        memory = fusion_tracing.fake_device_memory()
     traced = {}
-    with memory:
+    with fusion_tracing.fake_device_memory():
         for case, function, codes in fusion_cases():
             args = tuple(cupy.empty((3,), code) for code in codes)
             for path in ("first", "second"):
