@@ -30,10 +30,22 @@ def fake_device_memory():
     if gpu.PRESENT:
         yield
         return
-    previous = cupy.cuda.get_allocator()
-    cupy.cuda.set_allocator(untouched_memory(cupy))
-    try:
+    with untouched_allocator():
         yield
+
+
+@contextlib.contextmanager
+def untouched_allocator():
+    """CuPy's allocator replaced by one whose memory nobody touches, for a ``with`` block; that allocator.
+
+    A test that pretends a device (tests/gpu.py) sets it as the memory pool
+    CuPy would use on a device, and checks that what it runs leaves it in place.
+    """
+    previous = cupy.cuda.get_allocator()
+    allocator = untouched_memory(cupy)
+    cupy.cuda.set_allocator(allocator)
+    try:
+        yield allocator
     finally:
         cupy.cuda.set_allocator(previous)
 

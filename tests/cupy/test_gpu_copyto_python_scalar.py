@@ -135,7 +135,7 @@ def test_probe_keeps_cupys_allocator_and_kernel_where_a_device_is_present(monkey
     """
     import cupy
 
-    from gpushim.patches.cupy import untouched_memory
+    from tests.cupy.fusion_tracing import untouched_allocator
 
     pretend_a_device(monkeypatch)
     calls = []
@@ -144,15 +144,10 @@ def test_probe_keeps_cupys_allocator_and_kernel_where_a_device_is_present(monkey
         calls.append([type(argument).__name__ for argument in args])
 
     monkeypatch.setattr(cupy._core, "elementwise_copy", device_kernel)
-    before = cupy.cuda.get_allocator()
-    device_pool = untouched_memory(cupy)
-    cupy.cuda.set_allocator(device_pool)
-    try:
+    with untouched_allocator() as device_pool:
         verdict = patch.probe()
         assert cupy.cuda.get_allocator() is device_pool
         assert cupy._core.elementwise_copy is device_kernel
-    finally:
-        cupy.cuda.set_allocator(before)
     if NEEDS_FIX:
         assert verdict.startswith(f"cupy.full((3,), 2.5) raises TypeError: {CAN_CAST_REFUSAL}"), verdict
         assert calls == []

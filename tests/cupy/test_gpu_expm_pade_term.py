@@ -119,7 +119,6 @@ def test_kernel_is_traced_in_cupys_own_memory_where_a_device_is_present(monkeypa
     """
     import cupy
 
-    from gpushim.patches.cupy import untouched_memory
     from tests.cupy import fusion_tracing
 
     linalg()
@@ -133,13 +132,8 @@ def test_kernel_is_traced_in_cupys_own_memory_where_a_device_is_present(monkeypa
 
     _, without_device = trace()
     pretend_a_device(monkeypatch)
-    before = cupy.cuda.get_allocator()
-    device_pool = untouched_memory(cupy)
-    cupy.cuda.set_allocator(device_pool)
-    try:
+    with fusion_tracing.untouched_allocator() as device_pool:
         allocator, with_device = trace()
-    finally:
-        cupy.cuda.set_allocator(before)
     assert allocator is device_pool
     assert "error" not in without_device, without_device
     assert with_device == without_device

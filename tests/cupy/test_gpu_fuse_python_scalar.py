@@ -71,15 +71,10 @@ def test_probe_keeps_cupys_allocator_where_a_device_is_present(monkeypatch):
     """
     import cupy
 
-    from gpushim.patches.cupy import untouched_memory
+    from tests.cupy.fusion_tracing import untouched_allocator
 
     pretend_a_device(monkeypatch)
-    before = cupy.cuda.get_allocator()
-    device_pool = untouched_memory(cupy)
-    cupy.cuda.set_allocator(device_pool)
-    try:
+    with untouched_allocator() as device_pool:
         verdict = patch.probe()
         assert cupy.cuda.get_allocator() is device_pool
-    finally:
-        cupy.cuda.set_allocator(before)
     assert (verdict is not None) == NEEDS_FIX
