@@ -18,10 +18,17 @@ import pickle
 import pytest
 
 import gpushim
-from gpushim.states import APPLIED
+from gpushim.states import APPLIED, INACTIVE, PENDING
 from tests.support import applied
 
 WAYS = {"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}
+
+
+def applying_here(target: str) -> list[str]:
+    """The ids of ``target``'s patches that apply to this install: applied, pending or inactive."""
+    registry = gpushim.registry()
+    ids = [id for id in registry.ids if registry.library(id).target == target]
+    return [id for id in ids if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
 
 
 def _identity(value: object) -> object:

@@ -11,18 +11,16 @@ import warnings
 
 import pytest
 
-import gpushim
 from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
-from gpushim.states import APPLIED, INACTIVE, PENDING
-from tests.fail_open import pickling_differences
+from gpushim.states import APPLIED
+from tests.fail_open import applying_here, pickling_differences
 from tests.support import applied, gate, run_python
 
 GATE = gate(patch)
 
 import cupy  # noqa: E402
 
-CUPY_IDS = [id for id in gpushim.registry().ids if gpushim.registry().library(id).target == "cupy"]
-AFFECTED_HERE = [id for id in CUPY_IDS if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
+AFFECTED_HERE = applying_here("cupy")
 
 
 @pytest.mark.skipif(not AFFECTED_HERE, reason=f"no CuPy patch applies to {' '.join(GATE.release)}")

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-import gpushim
 from gpushim.patches.dali.cai_stream_none import patch
-from gpushim.states import APPLIED, INACTIVE, PENDING
-from tests.fail_open import pickling_differences
+from tests.fail_open import applying_here, pickling_differences
 from tests.support import gate
 
 GATE = gate(patch)
 
 import nvidia.dali  # noqa: E402,F401
 
-DALI_IDS = [id for id in gpushim.registry().ids if gpushim.registry().library(id).target == "nvidia.dali"]
-AFFECTED_HERE = [id for id in DALI_IDS if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
+AFFECTED_HERE = applying_here("nvidia.dali")
 
 
 @pytest.mark.skipif(not AFFECTED_HERE, reason=f"no DALI patch applies to {' '.join(GATE.release)}")

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-import gpushim
 from gpushim.patches.warp.cai_missing_strides import patch
-from gpushim.states import APPLIED, INACTIVE, PENDING
-from tests.fail_open import pickling_differences
+from tests.fail_open import applying_here, pickling_differences
 from tests.support import gate
 
 GATE = gate(patch)
 
 import warp  # noqa: E402
 
-WARP_IDS = [id for id in gpushim.registry().ids if gpushim.registry().library(id).target == "warp"]
-AFFECTED_HERE = [id for id in WARP_IDS if gpushim.record(id)["state"] in (INACTIVE, PENDING, APPLIED)]
+AFFECTED_HERE = applying_here("warp")
 
 
 @pytest.fixture(scope="module")
