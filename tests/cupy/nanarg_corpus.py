@@ -114,7 +114,9 @@ def run(selected=None):
             else:
                 outcome = _result(result, named)
             outcomes[case] = {
-                "calls": [[name, {key: _describe(value, named) for key, value in args.items()}] for name, args in calls],
+                "calls": [
+                    [name, {key: _describe(value, named) for key, value in given.items()}] for name, given in calls
+                ],
                 "outcome": outcome,
             }
     return outcomes
