@@ -51,6 +51,10 @@ def _describe(value, named):
     return repr(value)
 
 
+def _described(arguments, named):
+    return {parameter: _describe(value, named) for parameter, value in arguments.items()}
+
+
 @contextlib.contextmanager
 def observed_reductions():
     """The reductions ``search`` calls replaced by recorders that call them on; the list they record to.
