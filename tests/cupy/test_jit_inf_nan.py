@@ -27,8 +27,11 @@ def cuda_types():
     return _cuda_types
 
 
-def non_finite_cases():
-    return [case for case in jit_constants.cases() if any(f"store {name} " in case for name in jit_constants.NON_FINITE)]
+def stores(constants, arrays=jit_constants.ARRAYS):
+    """The corpus cases storing one of ``constants`` into one of ``arrays``, in both modes."""
+    return [
+        f"store {name} into {dtype} ({mode})" for name in constants for dtype in arrays for mode in jit_constants.MODES
+    ]
 
 
 def bare(outcomes):
@@ -45,7 +48,7 @@ def test_needed_the_seed_is_written_with_a_bare_identifier_without_gpushim():
 @affected
 def test_needed_every_non_finite_constant_is_written_bare_without_gpushim():
     outcomes = jit_constants.run()
-    written = [case for case in non_finite_cases() if not outcomes[case].startswith("TypeError")]
+    written = [case for case in stores(jit_constants.NON_FINITE) if not outcomes[case].startswith("TypeError")]
     assert len(written) >= 100
     assert set(written) <= set(bare(outcomes))
     assert {f"upstream {c} {d}" for c in ("inf", "nan") for d in "efdFD"} <= set(bare(outcomes))
@@ -57,17 +60,13 @@ def test_effective_no_constant_is_written_bare(this_patch):
     assert bare(outcomes) == []
     assert "x[threadIdx.x] = CUDART_INF_F;" in outcomes["store inf into float32 (cuda)"]
     assert "x[threadIdx.x] = -CUDART_INF;" in outcomes["store -inf into float64 (numpy)"]
-    assert "complex<float>(CUDART_INF_F, nanf(\"\"))" in outcomes["store complex64 inf nan into complex64 (cuda)"]
+    assert 'complex<float>(CUDART_INF_F, nanf(""))' in outcomes["store complex64 inf nan into complex64 (cuda)"]
 
 
 @affected
 def test_effective_finite_real_constants_keep_the_releases_text():
-    finite = {
-        case: value
-        for case, value in jit_constants.cases().items()
-        if case.startswith("store ") and not any(f"store {name} " in case for name in jit_constants.NON_FINITE)
-    }
-    real = [case for case in finite if " into complex" not in case and "j into" not in case]
+    finite = [name for name in jit_constants.CONSTANTS if name not in jit_constants.NON_FINITE and "j" not in name]
+    real = stores(finite, [dtype for dtype in jit_constants.ARRAYS if not dtype.startswith("complex")])
     released = jit_constants.run(real)
     with applied(patch):
         assert jit_constants.run(real) == released
