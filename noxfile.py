@@ -31,8 +31,10 @@ nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
 
 ARTEFACTS = ROOT / ".artefacts"
-PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+# Python 3.8's wrapt releases end at 2.0.1: its 2.x session tests that one.
+WRAPT_ON_PYTHON_38 = {"2.5.2": "2.0.1"}
 TEST_TOOLS = ["pytest", "hypothesis", "tomli; python_version < '3.11'"]
 RAY = ["ray==2.60.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
@@ -66,6 +68,8 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets on each Python with wrapt 1.x and 2.x; on nox's own Python
     also the catalogue's declarations, the commands as installed, and what importing gpushim costs."""
+    if session.python == "3.8":
+        wrapt = WRAPT_ON_PYTHON_38.get(wrapt, wrapt)
     session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
     if session.python != MAIN_PYTHON:
         session.run("pytest", "tests/engine", *session.posargs)
