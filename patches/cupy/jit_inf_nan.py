@@ -1,7 +1,7 @@
 """``cupyx.jit`` writes infinite and NaN constants as the identifiers ``inf``, ``nan``, ``inff``, ``nanf``.
 
 Who: CuPy 12.x and 13.x before 13.4.0, every NumPy.
-Upstream: cupy/cupy#8707, backported as #8712, released in 13.4.0.  A
+Upstream: cupy/cupy#8707 (merged as a2298230c), backported as #8712, released in 13.4.0.  A
 sibling of ``cupy.fuse_inf_nan``, in the other code generator.
 
 What breaks.  ``cupyx.jit`` turns each constant of a kernel (``cupy.inf``,
@@ -51,7 +51,7 @@ patch = Patch(
     affected=">=12.0.0,<13.4.0",
     fixed_in="13.4.0",
     issue="cupy/cupy#8707",
-    fix="cupy/cupy#8707 (backport #8712)",
+    fix="cupy/cupy@a2298230c (backport #8712)",
     summary="cupyx.jit writes cupy.inf/cupy.nan as undefined identifiers inf, inff, nan, nanf.",
     module="cupyx.jit._cuda_types",
 )

@@ -1,7 +1,7 @@
 """``cupy.nanargmax`` and ``cupy.nanargmin`` hand ``out`` to the reduction as ``dtype``, and ``dtype`` as ``out``.
 
 Who: CuPy 12.x and 13.x before 13.4.0, every NumPy.
-Upstream: cupy/cupy#8783, backported as #8791, released in 13.4.0.
+Upstream: cupy/cupy#8783 (merged as 8eb16ac91), backported as #8791, released in 13.4.0.
 
 What breaks.  ``cupy._sorting.search.nanargmax(a, axis, dtype, out,
 keepdims)`` calls the reduction ``cupy._core._routines_statistics._nanargmax``,
@@ -47,7 +47,7 @@ patch = Patch(
     affected=">=12.0.0,<13.4.0",
     fixed_in="13.4.0",
     issue="cupy/cupy#8783",
-    fix="cupy/cupy#8783 (backport #8791)",
+    fix="cupy/cupy@8eb16ac91 (backport #8791)",
     summary="cupy.nanargmax/nanargmin pass out as dtype and dtype as out, and drop both for integer and bool input.",
 )
 
