@@ -10,11 +10,12 @@ into CUDA text with ``cupyx.jit._cuda_types.get_cuda_code_from_constant``,
 which writes ``str(x)`` followed by the dtype's literal suffix: ``x[i] =
 inff;`` (a Python float is a ``float`` in ``cuda`` mode), ``inf``, ``nanf``, or
 ``complex<float>(nan, 0.0)``.  CUDA C++ defines none of these, so nvrtc stops
-with ``identifier "inff" is undefined``.  The function is the same from its
-move into ``_cuda_types`` (CuPy 9.0.0) to 13.3.0; ``git tag --contains
-06855e619`` (the merge of #8712) starts at v13.4.0.  CuPy 12.x cannot import
-without a CUDA driver, so the lower bound, 12.0.0 (the first cupy-cuda12x
-release), comes from git.
+with ``identifier "inff" is undefined``.  The function has written constants
+so since CuPy 9.0.0 (``cupyx/jit/_types.py``), and its text is identical in
+v12.0.0 and v13.3.0; ``git tag --contains 06855e619`` (the merge of #8712)
+starts at v13.4.0.  The declared range starts where gpushim's CuPy range does,
+at 12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's presence
+there is read from git.
 
 How the fix works.  13.4.0 writes a complex constant as its type applied to
 its real and imaginary parts, each written as a constant of the matching real

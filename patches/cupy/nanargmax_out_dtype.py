@@ -11,12 +11,13 @@ its own order: ``out`` arrives as ``dtype`` and ``dtype`` as ``out``.
 unwritten; ``cupy.nanargmax(x, dtype='q')`` raises ``TypeError: Argument 'out'
 has incorrect type``.  For bool and integer input, which cannot hold NaN, both
 functions return ``argmax(a, axis=axis)`` (``argmin``), dropping ``out``,
-``dtype`` and ``keepdims``.  ``nanargmin`` is the same in every respect.  The
-swap is as old as the function's signature (CuPy 7.0.0, by git: b56024022 and
-79a8f4de1); ``git tag --contains d71237c22`` (the merge of #8791) starts at
-v13.4.0.  CuPy 12.x cannot import without a CUDA driver, so the lower bound,
-12.0.0 (the first cupy-cuda12x release), comes from git: search.py's two
-calls and the reduction's signature are the same in v12.0.0 and v13.3.0.
+``dtype`` and ``keepdims``.  ``nanargmin`` is the same in every respect.  Both halves are
+in every release since 7.0.0 (by git: b56024022, in v7.0.0b3, and 79a8f4de1,
+in v7.0.0b4); ``git tag --contains d71237c22`` (the merge of #8791) starts at
+v13.4.0.  The declared range starts where gpushim's CuPy range does, at
+12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's presence
+there is read from git: search.py's two calls and the reduction's signature are
+the same in v12.0.0 and v13.3.0.
 
 How the fix works.  13.4.0 passes the arguments in the reduction's order and
 hands ``dtype``, ``out`` and ``keepdims`` on to ``argmax``/``argmin`` for bool
