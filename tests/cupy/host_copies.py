@@ -23,7 +23,8 @@ from tests import gpu
 from tests.cupy.fusion_tracing import untouched_allocator
 
 
-def _host_inputs():
+def host_inputs():
+    """The host data of the corpus, by name: NumPy arrays, NumPy and Python scalars, sequences."""
     grid = numpy.arange(6.0).reshape(2, 3)
     return {
         "float64 C": grid,
@@ -67,7 +68,7 @@ def cases(blocking=(True, False)):
     """``{case id: (input name, call name, blocking)}``; the inputs include a CuPy array (``"cupy array"``)."""
     return {
         f"{call} blocking={flag} of {source}": (source, call, flag)
-        for source in [*_host_inputs(), "cupy array"]
+        for source in [*host_inputs(), "cupy array"]
         for call in CALLS
         for flag in blocking
     }
@@ -79,7 +80,7 @@ def _input(name):
         if gpu.PRESENT:
             array.set(numpy.arange(6.0).reshape(2, 3))
         return array
-    return _host_inputs()[name]
+    return host_inputs()[name]
 
 
 @contextlib.contextmanager

@@ -74,6 +74,6 @@ def test_every_conversion_of_the_corpus_holds_numpys_values(this_patch):
             continue
         function, kwargs = host_copies.CALLS[call]
         kwargs = {key: value for key, value in kwargs.items() if key != "copy"}
-        expected = numpy.array(host_copies._host_inputs()[source], **kwargs)
+        expected = numpy.array(host_copies.host_inputs()[source], **kwargs)
         assert outcome["outcome"]["value"] == expected.tolist(), case
         assert not outcome["outcome"]["host memory"], case

@@ -21,7 +21,6 @@ from tests.gpu import on_gpu
 from tests.support import gate
 
 GATE = gate(patch)
-AS_FIXED = GATE.affected or GATE.reference
 VALUES = [[1.0, numpy.nan, 3.0], [numpy.nan, 0.0, 2.0]]
 
 # name: (keyword arguments, shape of ``out`` or None)
@@ -51,7 +50,7 @@ def both(function, dtype, name):
 def test_needed_out_is_left_unwritten_without_gpushim(function):
     try:
         _, result, out = both(function, "d", "out")
-    except TypeError:
+    except (TypeError, ValueError):
         return  # the reduction refuses the out array as a dtype: the bug shows too
     assert result is not out and int(out) == -7
 
@@ -69,7 +68,6 @@ def test_the_results_are_numpys_and_out_is_written(function, dtype, name, this_p
 
 
 @on_gpu
-@pytest.mark.skipif(not AS_FIXED, reason="only releases that must behave as 13.4.0")
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 def test_dtype_selects_the_input_loop_as_in_the_fixed_release(function, this_patch):
     import cupy
