@@ -24,7 +24,10 @@ when the call raises ``UnboundLocalError`` from ``_array_default`` itself (the
 innermost frame of its traceback) does it take the call again with
 ``copy=True`` and ``blocking=False``: the release's fast path returns at
 once when a copy is asked for, which is the path 13.6.0 takes, and ``copy``
-matters nowhere else in ``_array_default``.  The wrapper then synchronizes the
+matters nowhere else in ``_array_default``.  So ``array``'s own look at the
+input before ``_array_default`` (``hasattr`` of ``__cuda_array_interface__``
+and ``__cupy_get_ndarray__``, the test for a sequence of arrays) runs twice for
+such a call; nothing is copied or allocated in the first.  The wrapper then synchronizes the
 current stream where 13.6.0 does, after a copy: not for a 0-d result (filled
 by a kernel, returned before the synchronization) and not for host memory
 handed to the device under ``CUPY_ENABLE_UMP=1`` (``SystemMemory``, also

@@ -29,6 +29,10 @@ it up at each call: complex and non-finite constants get 13.4.0's text, every
 other constant the release's own.  ``cupyx.jit`` is not imported by ``import
 cupy``, so the patch waits for ``cupyx.jit._cuda_types``.
 
+Like 13.4.0, the patched function asks ``numpy.isfinite`` about every real
+constant, so a Python integer beyond 64 bits (``2**70``), which 13.3.0 writes
+as a literal nvrtc cannot hold, raises NumPy's TypeError while transpiling.
+
 The generated source changes, so the kernel CuPy compiles and caches is
 13.4.0's: a cached kernel of an unpatched process has other source and is
 never reused for it.  Finite complex parts get their suffix too

@@ -12,6 +12,7 @@ the attributes ``cupy.inf``/``cupy.nan`` are cases too.
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import cupy
@@ -47,6 +48,11 @@ CONSTANTS = {
     "1": 1,
     "-7": -7,
     "2**40": 2**40,
+    "2**70": 2**70,
+    "-2**63": -(2**63),
+    "-0.0": -0.0,
+    "float32 -0.0": numpy.float32(-0.0),
+    "numpy True": numpy.bool_(True),
     "True": True,
     "int8 3": numpy.int8(3),
     "uint32 7": numpy.uint32(7),
@@ -55,7 +61,7 @@ CONSTANTS = {
     "complex64 1+2j": numpy.complex64(1 + 2j),
     "complex128 0.1-2j": numpy.complex128(0.1 - 2j),
 }
-NON_FINITE = [name for name, value in CONSTANTS.items() if not numpy.isfinite(value)]
+NON_FINITE = [name for name, value in CONSTANTS.items() if not cmath.isfinite(complex(value))]
 ARRAYS = ("float16", "float32", "float64", "complex64", "complex128", "int64")
 MODES = ("cuda", "numpy")
 
