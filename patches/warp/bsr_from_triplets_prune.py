@@ -35,7 +35,7 @@ cannot reach: on 1.8.0 that copy still blocks the host and ignores the
 stream, which matters inside CUDA graph capture.  Values and topology are not
 affected by it.
 
-The probe builds a 4 x 4 matrix from three zero-valued triplets with
+The probe fills a 4 x 4 matrix from three zero-valued triplets with
 ``prune_numerical_zeros=False`` on the CPU, which must keep three blocks.
 """
 
@@ -112,17 +112,25 @@ def _apply(sparse, journal):
 
 @patch.prober
 def _probe():
-    """Three zero-valued triplets with ``prune_numerical_zeros=False`` must give three blocks."""
+    """Three zero-valued triplets with ``prune_numerical_zeros=False`` must give three blocks.
+
+    Releases whose ``bsr_set_from_triplets`` has no such flag (before 1.3.0) have nothing to show.
+    """
+    import inspect
+
     import warp
     import warp.sparse
 
+    if "prune_numerical_zeros" not in inspect.signature(warp.sparse.bsr_set_from_triplets).parameters:
+        return None
     warp.config.quiet = True
     warp.init()
+    matrix = warp.sparse.bsr_zeros(4, 4, warp.float32, device="cpu")
     rows = warp.array([1, 0, 2], dtype=int, device="cpu")
     columns = warp.array([0, 1, 2], dtype=int, device="cpu")
     values = warp.zeros(3, dtype=float, device="cpu")
-    matrix = warp.sparse.bsr_from_triplets(4, 4, rows, columns, values, prune_numerical_zeros=False)
+    warp.sparse.bsr_set_from_triplets(matrix, rows, columns, values, prune_numerical_zeros=False)
     nnz = matrix.nnz_sync()
     if nnz != 3:
-        return f"bsr_from_triplets(..., prune_numerical_zeros=False) over three zero blocks gives nnz = {nnz}, not 3"
+        return f"bsr_set_from_triplets(..., prune_numerical_zeros=False) over three zero blocks gives nnz = {nnz}, not 3"
     return None
