@@ -132,5 +132,5 @@ def _probe():
     warp.sparse.bsr_set_from_triplets(matrix, rows, columns, values, prune_numerical_zeros=False)
     nnz = matrix.nnz_sync()
     if nnz != 3:
-        return f"bsr_set_from_triplets(..., prune_numerical_zeros=False) over three zero blocks gives nnz = {nnz}, not 3"
+        return f"bsr_set_from_triplets(..., prune_numerical_zeros=False) of three zero blocks gives nnz = {nnz}, not 3"
     return None
