@@ -158,10 +158,11 @@ def _apply(warp, journal):
             journal.replace_item(adjoint.node_visitors, ast.Name, installed)
 
     def functions_of(warp_module):
-        yield from (kernel.func for kernel in warp_module.kernels.values())
-        yield from (function.func for function in warp_module.functions.values())
+        for table in (getattr(warp_module, "kernels", {}), getattr(warp_module, "functions", {})):
+            yield from (getattr(kernel_or_function, "func", None) for kernel_or_function in table.values())
 
     def shadowing(warp_module) -> bool:
+        """Whether the module, or one it depends on, holds a function whose free variable a global shadows."""
         seen, pending = set(), [warp_module]
         while pending:
             current = pending.pop()
@@ -170,7 +171,7 @@ def _apply(warp, journal):
             seen.add(current)
             if any(_shadows(func) for func in functions_of(current)):
                 return True
-            pending.extend(current.references)
+            pending.extend(getattr(current, "references", ()))
         return False
 
     def hash_module(wrapped, instance, args, kwargs):
