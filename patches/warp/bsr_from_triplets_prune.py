@@ -51,7 +51,7 @@ patch = Patch(
     fixed_in="1.8.1",
     issue="NVIDIA/warp GH-832",
     fix="NVIDIA/warp@ec8ef9857",
-    summary="bsr_set_from_triplets and bsr_from_triplets drop zero-valued blocks even with prune_numerical_zeros=False.",
+    summary="bsr_set_from_triplets and bsr_from_triplets drop zero blocks even with prune_numerical_zeros=False.",
     module="warp.sparse",
 )
 
