@@ -66,16 +66,23 @@ _ITERATOR_METHODS = ("reset", "_get_outputs", "_schedule_runs", "_advance_and_ch
 
 
 def _drop_the_batch_left_behind(iterator, drop) -> None:
-    """Take out of the pipeline the incomplete batch that ``len(iterator)`` stopped short of, as 1.27.0 does."""
-    if iterator._last_batch_policy != drop:
+    """Take out of the pipeline the incomplete batch that ``len(iterator)`` stopped short of, as 1.27.0 does.
+
+    An object without the release's bookkeeping (a subclass that skipped
+    ``_DaliBaseIterator.__init__``) is left to the release's ``reset``.
+    """
+    try:
+        if iterator._last_batch_policy != drop:
+            return
+        if iterator._reader_name:
+            counter = iterator._counter + iterator.batch_size
+            overflows = bool((iterator._counter_per_gpu + counter > iterator._shard_sizes_per_gpu).any())
+        else:
+            counter = iterator._counter + iterator._num_gpus * iterator.batch_size
+            overflows = counter > iterator._size
+        ended = iterator._size > 0 and iterator._counter >= iterator._size
+    except AttributeError:
         return
-    if iterator._reader_name:
-        counter = iterator._counter + iterator.batch_size
-        overflows = bool((iterator._counter_per_gpu + counter > iterator._shard_sizes_per_gpu).any())
-    else:
-        counter = iterator._counter + iterator._num_gpus * iterator.batch_size
-        overflows = counter > iterator._size
-    ended = iterator._size > 0 and iterator._counter >= iterator._size
     if overflows and not ended:
         iterator._get_outputs()
         iterator._schedule_runs()
