@@ -85,6 +85,9 @@ def install_cell(session: nox.Session, cell: str) -> dict:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
     session.install(*options, *spec["install"], ".", *TEST_TOOLS)
+    if spec["pip"]:
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", *options, *spec["pip"])
     # CUDA libraries installed as wheels (nvidia-cublas-cu12 for cupyx.scipy.linalg) are found
     # through the loader's path, as their users set it; without a driver nothing else needs them.
     libraries = sorted(Path(session.virtualenv.location).glob("lib/python*/site-packages/nvidia/*/lib"))
