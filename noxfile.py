@@ -5,6 +5,9 @@
 ``-- --wheelhouse DIR`` to install from DIR alone), then ``ray`` and ``dask``
 run the README's Ray and Dask recipes on a local cluster, and ``compare``
 checks that every patched old release behaved as its fixed release did.
+Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
+writes matrix/RESULTS.md from the last run, ``docs`` the README's patch
+table, ``gpu`` the GPU tests and ``demo`` the self-test table.
 
 The engine tests run on every Python gpushim supports, a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter that is
@@ -41,19 +44,22 @@ DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 CELLS = load_cells()
 
 
-def split_posargs(posargs: list[str]) -> tuple[list[str], list[str]]:
-    """Cell names and ``--wheelhouse DIR`` install options from ``nox -s matrix -- ...``."""
-    names, options = [], []
+def split_posargs(posargs: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """Cell names, ``--wheelhouse DIR`` install options and pytest's arguments from ``nox -s matrix -- ...``.
+
+    An argument that names a cell selects it; everything else but ``--wheelhouse DIR`` goes to pytest
+    (``nox -s "matrix(cell='warp-1.6.0')" -- --durations=15``).
+    """
+    names, options, pytest_args = [], [], []
     arguments = iter(posargs)
     for argument in arguments:
         if argument == "--wheelhouse":
             options += ["--no-index", "--find-links", next(arguments)]
-        else:
+        elif argument in CELLS:
             names.append(argument)
-    unknown = set(names) - set(CELLS)
-    if unknown:
-        raise SystemExit(f"unknown matrix cells {sorted(unknown)}; known: {sorted(CELLS)}")
-    return names, options
+        else:
+            pytest_args.append(argument)
+    return names, options, pytest_args
 
 
 @nox.session
@@ -67,7 +73,7 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize("wrapt", ["1.17.3", "2.5.2"])
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets on each Python with wrapt 1.x and 2.x; on nox's own Python
-    also the catalogue's declarations, the commands as installed, and what importing gpushim costs."""
+    also the catalogue's declarations and the commands as installed."""
     if session.python == "3.8":
         wrapt = WRAPT_ON_PYTHON_38.get(wrapt, wrapt)
     session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
@@ -75,12 +81,11 @@ def tests(session: nox.Session, wrapt: str) -> None:
         session.run("pytest", "tests/engine", *session.posargs)
         return
     session.run("pytest", "tests/engine", "tests/catalogue", "tests/cli", *session.posargs)
-    session.run("python", "benchmarks/bench_import.py")
 
 
 def install_cell(session: nox.Session, cell: str) -> dict:
     """Install one cell's releases and gpushim, or skip the cell if ``posargs`` name others."""
-    names, options = split_posargs(session.posargs)
+    names, options, _ = split_posargs(session.posargs)
     if names and cell not in names:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
@@ -116,7 +121,7 @@ def by_cell(names: list[str]):
 @nox.session
 @by_cell(list(CELLS))
 def matrix(session: nox.Session, cell: str) -> None:
-    """One release cell: the contract of every patch, its library's tests, the derived states, self-test, benchmarks."""
+    """One release cell: the contract of every patch, its library's tests, the derived states, self-test."""
     spec = install_cell(session, cell)
     for old in ARTEFACTS.glob(f"cells/{cell}.*"):
         old.unlink()
@@ -125,9 +130,20 @@ def matrix(session: nox.Session, cell: str) -> None:
     # differ between Pythons (3.9 leaves the class out of "f() missing 1 required positional argument").
     outcomes = ARTEFACTS / f"python-{spec['python']}" if "python" in spec else ARTEFACTS
     env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
-    session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", env=env)
+    _, _, pytest_args = split_posargs(session.posargs)
+    session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args, env=env)
     run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "tests.matrix.cell_states")
     save_selftest(session, cell)
+
+
+@nox.session
+@by_cell(list(CELLS))
+def bench(session: nox.Session, cell: str) -> None:
+    """One cell's benchmarks (``benchmarks`` in its ``matrix/*.toml``), outside the default run: they print
+    figures for the README's Performance section, and ``nox -s results`` puts them in matrix/RESULTS.md."""
+    spec = install_cell(session, cell)
+    for old in ARTEFACTS.glob(f"cells/{cell}.bench*"):
+        old.unlink()
     for index, benchmark in enumerate(spec["benchmarks"]):
         run_into(session, ARTEFACTS / "cells" / f"{cell}.bench{index}.txt", "python", benchmark)
 
@@ -164,11 +180,16 @@ def dask(session: nox.Session) -> None:
 
 @nox.session
 def compare(session: nox.Session) -> None:
-    """Each patched old release's outcomes against its fixed release's; then matrix/RESULTS.md."""
+    """Each patched old release's outcomes against its fixed release's."""
     session.install(".", *TEST_TOOLS)
-    env = {"GPUSHIM_ARTEFACTS": str(ARTEFACTS)}
-    session.run("python", "-m", "tests.matrix.results", env=env)
-    session.run("pytest", "tests/matrix", env=env)
+    session.run("pytest", "tests/matrix", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+
+
+@nox.session
+def results(session: nox.Session) -> None:
+    """matrix/RESULTS.md from what the last matrix run (and any ``bench`` sessions) left in .artefacts/."""
+    session.install(".", *TEST_TOOLS)
+    session.run("python", "-m", "tests.matrix.results", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
 
 
 @nox.session(tags=["demo"])
