@@ -206,4 +206,20 @@ class PostImportHooks:
             raise first_error
 
 
+def _without_earlier_hooks(finders: list) -> list:
+    """``finders`` less the hooks of an earlier execution of this module.
+
+    Once gpushim's modules are purged from ``sys.modules`` and imported
+    again, the earlier hooks call back into a registry nobody can reach,
+    whose patch modules now load against the new classes: they would only
+    fail, loudly.
+    """
+    return [
+        finder
+        for finder in finders
+        if not (type(finder).__module__ == __name__ and type(finder).__qualname__ == PostImportHooks.__qualname__)
+    ]
+
+
+sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
 hooks = PostImportHooks()

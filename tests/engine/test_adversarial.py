@@ -541,3 +541,20 @@ def test_import_patch_unpatch_and_status_from_several_threads(seed, tmp_path):
     site = _write_site(tmp_path, _slow_target)
     finished = _run(site, CONCURRENT.format(seed=seed, rounds=25))
     assert finished.stdout.strip() == "ok", finished.stderr[-3000:]
+
+
+def test_gpushim_purged_from_sys_modules_and_imported_again_leaves_no_earlier_hook(tmp_path):
+    site = _write_site(tmp_path, None)
+    code = textwrap.dedent(
+        """
+        import sys
+        import gpushim.auto
+        for name in [name for name in sys.modules if name.partition(".")[0] in ("gpushim", "synthcatalogue")]:
+            del sys.modules[name]
+        import gpushim.auto
+        import synthadv
+        print(sum(type(finder).__name__ == "PostImportHooks" for finder in sys.meta_path))
+        """
+    )
+    finished = _run(site, code, env={"GPUSHIM_STRICT": "1"})
+    assert (finished.returncode, finished.stdout, finished.stderr) == (0, "1\n", "")
