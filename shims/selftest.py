@@ -30,12 +30,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
 import gpushim
 
+from .interpreters import python_command
 from .states import DISABLED, NOT_INSTALLED
 
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str, bool
     try:
         try:
             child = subprocess.run(
-                [sys.executable, "-c", code, answers, state, *ids],
+                python_command(code, answers, state, *ids),
                 env=env,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
