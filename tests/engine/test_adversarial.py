@@ -34,6 +34,7 @@ import textwrap
 import pytest
 
 from tests.engine.catalogues import STANDALONE_PATCH, write_site
+from tests.engine.synthetic import make_patch, registry_for
 
 TARGET = "synthadv"
 DISTRIBUTION = "synthadv-dist"
@@ -558,3 +559,20 @@ def test_gpushim_purged_from_sys_modules_and_imported_again_leaves_no_earlier_ho
     )
     finished = _run(site, code, env={"GPUSHIM_STRICT": "1"})
     assert (finished.returncode, finished.stdout, finished.stderr) == (0, "1\n", "")
+
+
+def test_unpatch_leaves_a_binding_the_program_made_after_patching(target):
+    """As without gpushim: the program's own wrapper (or a test's monkeypatch) stays where it put it."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    module = target.import_()
+
+    patched = module.compute
+
+    def users_compute(x):
+        return patched(x) * 100
+
+    module.compute = users_compute
+    registry.unpatch()
+    assert module.compute is users_compute
+    assert patched.__wrapped__(1) == 2
