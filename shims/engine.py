@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class _Outcome:
     """What happened to one patch in this process."""
 
-    __slots__ = ("state", "reason", "journal", "release", "module", "waits_for")
+    __slots__ = ("state", "reason", "journal", "release", "module", "execution", "waits_for")
 
     def __init__(self, state: str, waits_for: str, reason: str = "") -> None:
         self.state = state
@@ -48,6 +48,7 @@ class _Outcome:
         self.journal: Journal | None = None
         self.release: Release | None = None
         self.module: ModuleType | None = None
+        self.execution = 0  # the module's execution it was applied to (hooks.executions): a reload is another
         self.waits_for = waits_for  # the module whose import applies the patch
 
 
@@ -114,7 +115,7 @@ class Registry:
                     names.append(outcome.waits_for)
             self._late.update(name for name in names if name in sys.modules)
             self._watch(names)
-        self._catch_up(names)
+        self._apply_to_imported(names)
 
     def _watch(self, names: list[str]) -> None:
         """Have the import hook call back for each of ``names`` whenever it is imported; the lock is held."""
@@ -123,13 +124,13 @@ class Registry:
                 hooks.watch(name, self._on_import)
         self._watched.update(names)
 
-    def _catch_up(self, names: list[str]) -> None:
+    def _apply_to_imported(self, names: list[str]) -> None:
         """Apply what waits for those of ``names`` that are imported, once other threads' imports of them end.
 
         Called without the lock: another thread's import needs it to apply its patches.
         """
         for name in names:
-            hooks.catch_up(name, self._on_import)
+            hooks.call_back_if_imported(name, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""
@@ -156,7 +157,8 @@ class Registry:
         """Apply the patches that wait for module ``name``, imported as ``module``; then report, then raise if strict.
 
         Called whenever the module finishes importing: one imported again
-        (after ``del sys.modules[...]``) gets the patches anew, their earlier
+        (after ``del sys.modules[...]``) or executed again in place
+        (``importlib.reload``) gets the patches anew, their earlier
         replacements undone first so that nothing is wrapped twice.  A patch
         of another module of the library (``Patch.module``) waits for that one.
         """
@@ -168,8 +170,8 @@ class Registry:
             self._late.discard(name)
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
-                if outcome.module is module:
-                    continue
+                if outcome.module is module and outcome.execution == hooks.executions(name):
+                    continue  # the same execution, called back for twice
                 if outcome.journal is not None:
                     outcome.journal.undo()
                     outcome = self._outcomes[id] = _Outcome(PENDING, outcome.waits_for)
@@ -182,6 +184,7 @@ class Registry:
                         modules.append(own)
                         continue
                     self._apply(id, module, outcome, listings)
+                    outcome.execution = hooks.executions(name)
                 except Exception as error:
                     failures.append(self._fail(id, outcome, error))
             journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
@@ -193,7 +196,7 @@ class Registry:
             _warn_about_stale_names(name, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
-        self._catch_up(modules)
+        self._apply_to_imported(modules)
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
         patch = self[id]

@@ -25,6 +25,7 @@ with the originals; and rounds of threads that import the target and call
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import subprocess
@@ -34,7 +35,7 @@ import textwrap
 import pytest
 
 from tests.engine.catalogues import STANDALONE_PATCH, write_site
-from tests.engine.synthetic import make_patch, registry_for
+from tests.engine.synthetic import make_patch, registry_for, state_of
 
 TARGET = "synthadv"
 DISTRIBUTION = "synthadv-dist"
@@ -576,3 +577,13 @@ def test_unpatch_leaves_a_binding_the_program_made_after_patching(target):
     registry.unpatch()
     assert module.compute is users_compute
     assert patched.__wrapped__(1) == 2
+
+
+def test_a_reloaded_module_is_patched_again(target):
+    """``importlib.reload`` runs the module's code again over the patched objects: the patch follows."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    module = importlib.reload(target.import_())
+    assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
+    registry.unpatch()
+    assert module.compute(1) == 2
