@@ -55,7 +55,7 @@ def upgrades(records: list[dict]) -> str:
 def _status(arguments: argparse.Namespace) -> int:
     records = gpushim.status()
     if arguments.json:
-        print(json.dumps(records, indent=2))
+        print(json.dumps([record.as_dict() for record in records], indent=2))
     else:
         print(format_table(records))
         advice = upgrades(records)

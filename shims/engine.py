@@ -21,20 +21,18 @@ from . import report, switches
 from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
-from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import ModuleType
-    from typing import Optional
 
     from .declaration import Patch
     from .journal import Journal
     from .releases import Listings
 
     Release = tuple[str, str]
-    Record = dict[str, Optional[str]]
 
 
 class _Outcome:
@@ -307,18 +305,18 @@ class Registry:
             patch = self[id]
         except Exception:
             patch = None
-        return {
-            "id": id,
-            "target": library.target,
-            "distribution": release[0] if release else None,
-            "installed_version": release[1] if release else None,
-            "affected": patch.affected if patch else None,
-            "fixed_in": patch.fixed_in if patch else None,
-            "state": state,
-            "reason": reason,
-            "upstream": patch.upstream if patch else None,
-            "summary": patch.summary if patch else None,
-        }
+        return Record(
+            id=id,
+            target=library.target,
+            distribution=release[0] if release else None,
+            installed_version=release[1] if release else None,
+            affected=patch.affected if patch else None,
+            fixed_in=patch.fixed_in if patch else None,
+            state=state,
+            reason=reason,
+            upstream=patch.upstream if patch else None,
+            summary=patch.summary if patch else None,
+        )
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`)."""

@@ -147,7 +147,7 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
     results = []
     libraries: dict[str, list[dict]] = {}
     for record in gpushim.status():
-        result = {**record, "verdict": None, "without": "", "with": ""}
+        result = {**record.as_dict(), "verdict": None, "without": "", "with": ""}
         results.append(result)
         if record["state"] in (NOT_INSTALLED, DISABLED):
             result["verdict"] = f"skipped: {record['state']}"
