@@ -70,7 +70,7 @@ from _frozen_importlib_external import PathFinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
     from typing import Callable, Optional
 
     Reader = Callable[[str], Optional[io.StringIO]]
@@ -86,41 +86,48 @@ class BadVersion(ValueError):
 class _Listing:
     """The children of one ``sys.path`` entry, read once for the questions that share it."""
 
-    __slots__ = ("children", "lowered", "eggs", "read", "versions")
+    __slots__ = ("children", "joined", "eggs", "read", "found")
 
     def __init__(self, root: str) -> None:
         self.children, self.read = _children(root)
-        self.lowered = [child.lower() for child in self.children]
+        # One string to search: a library's names are found by one str.find each, not a look at every child.
+        self.joined = "\0" + "\0".join(self.children).lower()
         self.eggs: dict[str, list[str]] = {}
-        if root.lower().endswith(".egg") and "egg-info" in self.lowered:
+        if root.lower().endswith(".egg") and "\0egg-info" in self.joined:
             name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
             self.eggs[name] = [child for child in self.children if child.lower() == "egg-info"]
-        self.versions: dict[str, str | None] = {}
+        self.found: dict[str, list[Install]] = {}
 
     def installs(self, distribution: str) -> list[Install]:
-        name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
-        # A folder's normalised name starts with the run of letters and digits its own name starts with.
-        first = name.partition("_")[0]
-        folders = sorted(
-            child
-            for child, low in zip(self.children, self.lowered)
-            if low.startswith(first) and _folder_name(low) == name
-        )
-        return [(distribution, self.version(folder)) for folder in folders + self.eggs.get(legacy, [])]
+        if distribution not in self.found:
+            name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
+            folders = sorted(child for child in self._starting_with(name) if _folder_name(child) == name)
+            folders += self.eggs.get(legacy, [])
+            self.found[distribution] = [(distribution, _version_header(self.read, folder)) for folder in folders]
+        return self.found[distribution]
 
-    def version(self, folder: str) -> str | None:
-        if folder not in self.versions:
-            self.versions[folder] = _version_header(self.read, folder)
-        return self.versions[folder]
+    def _starting_with(self, name: str) -> Iterator[str]:
+        """The children whose name starts as ``name`` does: with the same run of letters and digits."""
+        needle = "\0" + name.partition("_")[0]
+        position = self.joined.find(needle)
+        while position != -1:
+            yield self.children[self.joined.count("\0", 0, position)]
+            position = self.joined.find(needle, position + 1)
 
 
-class Listings(dict):
-    """The ``sys.path`` entries listed for questions asked together, by entry; made anew for each group."""
+class Listings:
+    """What questions asked together read: each ``sys.path`` entry's listing, and each answer; made anew per group."""
+
+    __slots__ = ("entries", "answers")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _Listing] = {}
+        self.answers: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Install]] = {}
 
     def of(self, path: str) -> _Listing:
-        if path not in self:
-            self[path] = _Listing(path or ".")
-        return self[path]
+        if path not in self.entries:
+            self.entries[path] = _Listing(path or ".")
+        return self.entries[path]
 
 
 def installed(distributions: Iterable[str], listings: Listings | None = None) -> list[Install]:
@@ -132,12 +139,14 @@ def installed(distributions: Iterable[str], listings: Listings | None = None) ->
     if any(finder is not PathFinder and hasattr(finder, "find_distributions") for finder in sys.meta_path):
         return _installed_by_importlib(distributions)
     listings = Listings() if listings is None else listings
-    paths = [path for path in sys.path if isinstance(path, str)]
-    found: list[Install] = []
-    for distribution in distributions:
-        for path in paths:
-            found.extend(install for install in listings.of(path).installs(distribution) if install not in found)
-    return found
+    key = (tuple(distributions), tuple(path for path in sys.path if isinstance(path, str)))
+    if key not in listings.answers:
+        found: list[Install] = []
+        for distribution in key[0]:
+            for path in key[1]:
+                found.extend(install for install in listings.of(path).installs(distribution) if install not in found)
+        listings.answers[key] = found
+    return list(listings.answers[key])
 
 
 def installed_with(
