@@ -1,10 +1,10 @@
-"""gpushim's sessions: lint, engine tests, the release matrix and Ray.
+"""gpushim's sessions: lint, engine tests, the release matrix, Ray and Dask.
 
 ``nox`` runs them all, the matrix last: one environment per release cell of
 ``matrix/*.toml`` (``nox -s matrix -- CELL ...`` for some of them,
-``-- --wheelhouse DIR`` to install from DIR alone), then ``ray`` runs the
-README's Ray recipe on a local Ray, and ``compare`` checks that every
-patched old release behaved as its fixed release did.
+``-- --wheelhouse DIR`` to install from DIR alone), then ``ray`` and ``dask``
+run the README's Ray and Dask recipes on a local cluster, and ``compare``
+checks that every patched old release behaved as its fixed release did.
 
 The engine tests run on every Python gpushim supports, a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter that is
@@ -26,15 +26,18 @@ sys.path.insert(0, str(ROOT))
 from tests.matrix.cells import load_cells  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests", "matrix", "ray", "compare"]
+nox.options.sessions = ["lint", "tests", "matrix", "ray", "dask", "compare"]
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
 
 ARTEFACTS = ROOT / ".artefacts"
-PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+# Python 3.8's wrapt releases end at 2.0.1: its 2.x session tests that one.
+WRAPT_ON_PYTHON_38 = {"2.5.2": "2.0.1"}
 TEST_TOOLS = ["pytest", "hypothesis", "tomli; python_version < '3.11'"]
 RAY = ["ray==2.60.0", "warp-lang==1.6.0", "numpy==2.2.6"]
+DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 CELLS = load_cells()
 
 
@@ -65,6 +68,8 @@ def lint(session: nox.Session) -> None:
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets on each Python with wrapt 1.x and 2.x; on nox's own Python
     also the catalogue's declarations, the commands as installed, and what importing gpushim costs."""
+    if session.python == "3.8":
+        wrapt = WRAPT_ON_PYTHON_38.get(wrapt, wrapt)
     session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
     if session.python != MAIN_PYTHON:
         session.run("pytest", "tests/engine", *session.posargs)
@@ -80,6 +85,9 @@ def install_cell(session: nox.Session, cell: str) -> dict:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
     session.install(*options, *spec["install"], ".", *TEST_TOOLS)
+    if spec["pip"]:
+        session.install("pip")
+        session.run("python", "-m", "pip", "install", *options, *spec["pip"])
     # CUDA libraries installed as wheels (nvidia-cublas-cu12 for cupyx.scipy.linalg) are found
     # through the loader's path, as their users set it; without a driver nothing else needs them.
     libraries = sorted(Path(session.virtualenv.location).glob("lib/python*/site-packages/nvidia/*/lib"))
@@ -145,6 +153,13 @@ def ray(session: nox.Session) -> None:
     """The README's Ray recipe on a local Ray (loopback only) with Warp 1.6.0: tasks patched with it, not without."""
     session.install(*RAY, ".", *TEST_TOOLS)
     session.run("pytest", "tests/ray", *session.posargs)
+
+
+@nox.session
+def dask(session: nox.Session) -> None:
+    """The README's Dask recipe on a local cluster of worker processes (loopback only) with Warp 1.6.0."""
+    session.install(*DASK, ".", *TEST_TOOLS)
+    session.run("pytest", "tests/dask", *session.posargs)
 
 
 @nox.session

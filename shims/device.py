@@ -66,7 +66,7 @@ class Driver:
         self._call("cuDevicePrimaryCtxRelease_v2", device)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def driver() -> Driver | None:
     """The initialised CUDA driver, or None where there is none or ``cuInit`` fails."""
     for name in _LIBRARIES:

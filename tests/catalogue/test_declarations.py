@@ -1,5 +1,7 @@
 """gpushim's own catalogue: every patch module declares a valid patch for its own path, and ships."""
 
+from __future__ import annotations
+
 import subprocess
 import sys
 import zipfile

@@ -74,7 +74,7 @@ def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> 
     return answered
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def answers(order: tuple[str, str]) -> dict[str, tuple[str | None, str]]:
     """Every installed patch's probe, asked once per cell in each order."""
     return probes(tuple(INSTALLED), order)

@@ -413,7 +413,7 @@ def test_strict_mode_raises_one_patch_error_naming_every_failed_patch(name, wher
     assert sorted(id for id in _states(name, where) if id in error) == failed
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def _wrapt_imports_without(module):
     """Whether wrapt can be imported with ``module`` unimportable: some need it (wrapt 2 needs logging, say)."""
     return _run(".", BLOCK.format(names=[module]) + "import wrapt\n").returncode == 0

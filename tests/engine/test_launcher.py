@@ -1,5 +1,7 @@
 """gpushim-run and the bootstrap: gpushim in every Python process a command starts."""
 
+from __future__ import annotations
+
 import json
 import os
 import shutil

@@ -30,13 +30,15 @@ def load_cells() -> dict[str, dict]:
 
     A library's ``install`` goes into each of its cells beside the cell's own.
 
-    ``gpu-install`` (by uv) and ``gpu-pip`` (by pip: torch, which uv would
-    fetch as a CUDA build of several GB) are what the library's GPU tests
-    need beside the cell's own requirements, on a GPU host only.
+    ``pip`` is what a cell installs by pip beside its ``install`` (torch,
+    which uv would fetch as a CUDA build of several GB).  ``gpu-install`` (by
+    uv) and ``gpu-pip`` (by pip) are what the library's GPU tests need beside
+    the cell's own requirements, on a GPU host only.
     """
     keys = ("tests", "benchmarks", "gpu-install", "gpu-pip")
     return {
         cell["name"]: {
+            "pip": [],
             "benchmarks": [],
             "gpu-install": [],
             "gpu-pip": [],

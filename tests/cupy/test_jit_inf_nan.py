@@ -1,0 +1,105 @@
+"""cupy.jit_inf_nan: infinite and NaN constants in the source cupyx.jit writes (cupy/cupy#8707).
+
+Before 13.4.0, ``cupyx.jit`` writes ``x[threadIdx.x] = inff;`` for
+``x[threadIdx.x] = cupy.inf``, which nvrtc rejects; with gpushim it writes the
+source 13.4.0 writes (``CUDART_INF_F``, ``nan("")``, complex parts with their
+suffixes).  Every kernel is transpiled on the CPU and never compiled (see
+``jit_constants``); compiling and running them is the business of
+``test_gpu_jit_inf_nan.py``.
+"""
+
+import pytest
+
+cupy = pytest.importorskip("cupy")
+
+from gpushim.patches.cupy.jit_inf_nan import _BARE, patch  # noqa: E402
+from tests.cupy import jit_constants  # noqa: E402
+from tests.support import applied, gate, record_faithful  # noqa: E402
+
+GATE = gate(patch)
+affected = GATE.affected_only
+not_affected = GATE.unaffected_only
+
+
+def cuda_types():
+    from cupyx.jit import _cuda_types
+
+    return _cuda_types
+
+
+def stores(constants, arrays=jit_constants.ARRAYS):
+    """The corpus cases storing one of ``constants`` into one of ``arrays``, in both modes."""
+    return [
+        f"store {name} into {dtype} ({mode})" for name in constants for dtype in arrays for mode in jit_constants.MODES
+    ]
+
+
+def bare(outcomes):
+    """The cases whose CUDA source (not an error, which quotes the Python source) has a bare identifier."""
+    return sorted(case for case, source in outcomes.items() if "__global__" in source and _BARE.search(source))
+
+
+@affected
+def test_needed_the_seed_is_written_with_a_bare_identifier_without_gpushim():
+    source = jit_constants.transpile(jit_constants.storing(cupy.inf), "float32")
+    assert "x[threadIdx.x] = inff;" in source
+
+
+@affected
+def test_needed_every_non_finite_constant_is_written_bare_without_gpushim():
+    outcomes = jit_constants.run()
+    written = [case for case in stores(jit_constants.NON_FINITE) if not outcomes[case].startswith("TypeError")]
+    assert len(written) >= 100
+    assert set(written) <= set(bare(outcomes))
+    assert {f"upstream {c} {d}" for c in ("inf", "nan") for d in "efdFD"} <= set(bare(outcomes))
+
+
+@affected
+def test_effective_no_constant_is_written_bare(this_patch):
+    outcomes = jit_constants.run()
+    assert bare(outcomes) == []
+    assert "x[threadIdx.x] = CUDART_INF_F;" in outcomes["store inf into float32 (cuda)"]
+    assert "x[threadIdx.x] = -CUDART_INF;" in outcomes["store -inf into float64 (numpy)"]
+    assert 'complex<float>(CUDART_INF_F, nanf(""))' in outcomes["store complex64 inf nan into complex64 (cuda)"]
+
+
+@affected
+def test_effective_finite_real_constants_keep_the_releases_text():
+    finite = [name for name in jit_constants.CONSTANTS if name not in jit_constants.NON_FINITE + ["2**70"]]
+    finite = [name for name in finite if "j" not in name]
+    real = stores(finite, [dtype for dtype in jit_constants.ARRAYS if not dtype.startswith("complex")])
+    released = jit_constants.run(real)
+    with applied(patch):
+        assert jit_constants.run(real) == released
+
+
+@affected
+def test_effective_an_integer_beyond_64_bits_is_refused_by_numpy_as_in_13_4_0(this_patch):
+    outcome = jit_constants.run(["store 2**70 into int64 (cuda)"])["store 2**70 into int64 (cuda)"]
+    assert outcome.startswith("TypeError: ufunc 'isfinite' not supported for the input types")
+
+
+@GATE.recorded_only
+def test_faithful_source_of_the_corpus(gpushim_patched):
+    """Patched old releases record what unpatched 13.4.0 records; the matrix compares the files."""
+    outcomes = jit_constants.run()
+    assert len(outcomes) == len(jit_constants.cases())
+    assert bare(outcomes) == []
+    record_faithful(patch, outcomes)
+
+
+@not_affected
+def test_harmless_not_affected_and_the_function_is_cupys_own(gpushim_patched):
+    state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
+    assert state in ("not-affected", "not-installed")
+    function = cuda_types().get_cuda_code_from_constant
+    assert function.__module__ == "cupyx.jit._cuda_types"
+    assert not hasattr(function, "__wrapped__")
+
+
+@affected
+def test_unpatch_restores_the_released_function():
+    released = cuda_types().get_cuda_code_from_constant
+    with applied(patch):
+        assert cuda_types().get_cuda_code_from_constant.__wrapped__ is released
+    assert cuda_types().get_cuda_code_from_constant is released

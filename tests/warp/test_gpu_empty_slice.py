@@ -1,0 +1,48 @@
+"""warp.empty_slice on a CUDA device: the fix's regression test on ``device="cuda"``.
+
+NVIDIA/warp@09f9ad489 (1.9.1) adds to ``test_slicing``, run on every device,
+``slice_g = arr[1:1, :0, -1:-1]`` of a 4 x 3 x 2 array and
+``assert slice_g.shape == np_arr[1:1, :0, -1:-1].shape == (0, 0, 0)``.
+Slicing only computes a view's shape, strides and address on the host, so
+the CPU corpus covers the same code; this test shows it on a device array,
+whose empty view is also copied back to the host.  Without a device it is
+skipped with "no CUDA device" (tests/gpu.py), and it has not run yet.
+"""
+
+from __future__ import annotations
+
+from gpushim.patches.warp.empty_slice import patch
+from tests.gpu import on_gpu
+from tests.support import gate
+from tests.warp.gpu_scripts import run_script
+
+GATE = gate(patch)
+
+REGRESSION_TEST = """
+import numpy as np
+import warp as wp
+
+wp.config.quiet = True
+np_arr = np.zeros(dtype=float, shape=(4, 3, 2))
+arr = wp.array(np_arr, dtype=float, device="cuda")
+try:
+    slice_g = arr[1:1, :0, -1:-1]
+    result = {"shape": list(slice_g.shape), "host": list(slice_g.numpy().shape), "device": str(slice_g.device)}
+except RuntimeError as error:
+    result = {"raises": str(error), "device": str(arr.device)}
+"""
+
+
+@on_gpu
+@GATE.affected_only
+def test_needed_the_empty_slice_raises_without_gpushim(tmp_path):
+    result = run_script(REGRESSION_TEST, tmp_path, gpushim=False)
+    assert result["device"].startswith("cuda")
+    assert result["raises"] == "Invalid indexing in slice: 1:1:1"
+
+
+@on_gpu
+def test_the_empty_slice_has_shape_0_0_0_with_gpushim(tmp_path):
+    result = run_script(REGRESSION_TEST, tmp_path, gpushim=True)
+    assert result["device"].startswith("cuda")
+    assert (result["shape"], result["host"]) == ([0, 0, 0], [0, 0, 0])
