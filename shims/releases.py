@@ -43,8 +43,8 @@ Finding installs: the rules of ``importlib.metadata``'s path finder.
   engine to tell apart with the module's ``__version__``.
 
 The version: the ``Version`` header of ``METADATA``, else of ``PKG-INFO``
-(else of the ``.egg-info`` file itself), read up to that header and never
-past its first 256 KiB, from a regular file only (a FIFO or a link to a
+(else of the ``.egg-info`` file itself), parsed up to that header in at
+most its first 256 KiB, from a regular file only (a FIFO or a link to a
 device is no metadata); never from the folder name.  A missing header or an
 unreadable file is a version of ``None``, as ``importlib.metadata`` says.
 
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     Reader = Callable[[str], Optional[io.StringIO]]
     Install = tuple[str, Optional[str]]
 
-_METADATA_LIMIT = 256 * 1024  # characters; the Version header comes third
+_METADATA_LIMIT = 256 * 1024  # bytes; the Version header comes third
 
 
 class BadVersion(ValueError):
