@@ -198,3 +198,18 @@ def test_a_python_2_child_runs_its_sitecustomize_and_warns(user_site):
     finished = gpushim_run(python2, "-c", code, PYTHONPATH=str(user_site), PYENV_VERSION="2.7.18")
     assert (finished.returncode, finished.stdout) == (0, "1\n"), finished.stderr
     assert "has no gpushim installed; it runs without gpushim" in finished.stderr
+
+
+def test_the_user_s_sitecustomize_runs_once_in_the_command_s_process(tmp_path):
+    """As for the command alone: gpushim-run's own start runs no sitecustomize or .pth of the user's."""
+    log = tmp_path / "runs"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import os\nwith open({str(log)!r}, 'a') as log:\n    log.write(f'{{os.getpid()}}\\n')\n"
+    )
+    finished = gpushim_run(
+        sys.executable, "-c", "import os; print(os.getpid())", launcher="gpushim-run", PYTHONPATH=str(site)
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert log.read_text().split() == finished.stdout.split()
