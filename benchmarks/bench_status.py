@@ -154,7 +154,7 @@ def timed(command: list[str], runs: int, environment: dict) -> tuple[list[float]
 
 def command_figures(python: str, runs: int) -> None:
     installed = subprocess.run(
-        [python, "-c", "import gpushim, json; print(json.dumps(gpushim.status()))"],
+        [python, "-c", "import gpushim, json; print(json.dumps([record.as_dict() for record in gpushim.status()]))"],
         capture_output=True,
         text=True,
         check=True,

@@ -18,11 +18,8 @@ from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError,
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
-    from typing import Optional
-
     from .engine import Registry
-
-    Record = dict[str, Optional[str]]
+    from .states import Record
 
 __version__ = "0.2.0"
 __all__ = [

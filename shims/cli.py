@@ -55,7 +55,7 @@ def upgrades(records: list[dict]) -> str:
 def _status(arguments: argparse.Namespace) -> int:
     records = gpushim.status()
     if arguments.json:
-        print(json.dumps(records, indent=2))
+        print(json.dumps([record.as_dict() for record in records], indent=2))
     else:
         print(format_table(records))
         advice = upgrades(records)
@@ -132,12 +132,6 @@ def _freeze(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _run(arguments: argparse.Namespace) -> int:
-    from gpushim.launcher import run
-
-    return run(arguments.command)
-
-
 def _bootstrap_path(arguments: argparse.Namespace) -> int:
     from gpushim.launcher import BOOTSTRAP
 
@@ -208,7 +202,7 @@ def parser() -> argparse.ArgumentParser:
         "run",
         "run a command with gpushim in every Python process it starts",
         "Runs COMMAND with gpushim active in it and in every Python process it starts (as gpushim-run).",
-        _run,
+        None,
     )
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments")
     command(
@@ -239,8 +233,13 @@ def exit_quietly_on_broken_pipe(run, *arguments) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["run"] and arguments[1:2] not in (["-h"], ["--help"]):  # the command as gpushim-run takes it
+        from gpushim.launcher import main as run
+
+        return run(arguments[1:])
     top = parser()
-    arguments = top.parse_args(argv)
+    arguments = top.parse_args(arguments)
     if arguments.command is None:
         return exit_quietly_on_broken_pipe(lambda: print(top.format_help(), end="") or 0)
     return exit_quietly_on_broken_pipe(arguments.run, arguments)

@@ -21,25 +21,24 @@ from . import report, switches
 from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
-from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import ModuleType
-    from typing import Optional
 
     from .declaration import Patch
     from .journal import Journal
+    from .releases import Listings
 
     Release = tuple[str, str]
-    Record = dict[str, Optional[str]]
 
 
 class _Outcome:
     """What happened to one patch in this process."""
 
-    __slots__ = ("state", "reason", "journal", "release", "module", "waits_for")
+    __slots__ = ("state", "reason", "journal", "release", "module", "execution", "waits_for")
 
     def __init__(self, state: str, waits_for: str, reason: str = "") -> None:
         self.state = state
@@ -47,6 +46,7 @@ class _Outcome:
         self.journal: Journal | None = None
         self.release: Release | None = None
         self.module: ModuleType | None = None
+        self.execution = 0  # the module's execution it was applied to (hooks.executions): a reload is another
         self.waits_for = waits_for  # the module whose import applies the patch
 
 
@@ -113,7 +113,7 @@ class Registry:
                     names.append(outcome.waits_for)
             self._late.update(name for name in names if name in sys.modules)
             self._watch(names)
-        self._catch_up(names)
+        self._apply_to_imported(names)
 
     def _watch(self, names: list[str]) -> None:
         """Have the import hook call back for each of ``names`` whenever it is imported; the lock is held."""
@@ -122,13 +122,13 @@ class Registry:
                 hooks.watch(name, self._on_import)
         self._watched.update(names)
 
-    def _catch_up(self, names: list[str]) -> None:
+    def _apply_to_imported(self, names: list[str]) -> None:
         """Apply what waits for those of ``names`` that are imported, once other threads' imports of them end.
 
         Called without the lock: another thread's import needs it to apply its patches.
         """
         for name in names:
-            hooks.catch_up(name, self._on_import)
+            hooks.call_back_if_imported(name, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
         """Undo the given patches (all by default), restoring the identical originals."""
@@ -155,18 +155,21 @@ class Registry:
         """Apply the patches that wait for module ``name``, imported as ``module``; then report, then raise if strict.
 
         Called whenever the module finishes importing: one imported again
-        (after ``del sys.modules[...]``) gets the patches anew, their earlier
+        (after ``del sys.modules[...]``) or executed again in place
+        (``importlib.reload``) gets the patches anew, their earlier
         replacements undone first so that nothing is wrapped twice.  A patch
         of another module of the library (``Patch.module``) waits for that one.
         """
-        failures, modules = [], []
+        from .releases import Listings
+
+        failures, modules, listings = [], [], Listings()
         with self._lock:
             late = name in self._late
             self._late.discard(name)
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
-                if outcome.module is module:
-                    continue
+                if outcome.module is module and outcome.execution == hooks.executions(name):
+                    continue  # the same execution, called back for twice
                 if outcome.journal is not None:
                     outcome.journal.undo()
                     outcome = self._outcomes[id] = _Outcome(PENDING, outcome.waits_for)
@@ -178,7 +181,8 @@ class Registry:
                         outcome.waits_for = own
                         modules.append(own)
                         continue
-                    self._apply(id, module, outcome)
+                    self._apply(id, module, outcome, listings)
+                    outcome.execution = hooks.executions(name)
                 except Exception as error:
                     failures.append(self._fail(id, outcome, error))
             journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
@@ -190,11 +194,11 @@ class Registry:
             _warn_about_stale_names(name, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
-        self._catch_up(modules)
+        self._apply_to_imported(modules)
 
-    def _apply(self, id: str, module: ModuleType, outcome: _Outcome) -> None:
+    def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
         patch = self[id]
-        state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target))
+        state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target), listings)
         if state is not None:
             outcome.state, outcome.reason = state, reason
             return
@@ -228,15 +232,24 @@ class Registry:
         report.log("error", message)
         return message
 
-    def _gate(self, patch: Patch, module: ModuleType | None) -> tuple[str | None, str, Release | None]:
+    def _gate(
+        self, patch: Patch, module: ModuleType | None, listings: Listings | None
+    ) -> tuple[str | None, str, Release | None]:
         """``(state, reason, release)`` when the install decides the patch's state, else ``(None, "", release)``.
 
-        Raises :class:`TargetMismatch` when the release cannot be told.
+        The release is read now, starting from ``module`` when the target is
+        imported: the distribution whose folder holds it, and whose version
+        agrees with its ``__version__``.  Raises :class:`TargetMismatch` when
+        the release cannot be told.
         """
         from . import releases
 
         library = self._libraries[patch.id]
-        found = releases.installed(library.distributions)
+        if module is None:
+            found = releases.installed(library.distributions, listings)
+        else:
+            origin = getattr(module, "__file__", None)
+            found = releases.installed_with(library.target, origin, library.distributions, listings)
         if not found:
             return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
         release = _release_of(module, found)
@@ -244,18 +257,19 @@ class Registry:
         if not releases.is_affected(version, patch.affected):
             return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
         for other, specifier in patch.only_with.items():
-            theirs = releases.installed((other,))
-            if not theirs:
+            theirs = _dependency_release(other, listings)
+            if theirs is None:
                 return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
-            if not releases.is_affected(_version(theirs[0]), specifier):
-                return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs[0])} is outside", release
+            if not releases.is_affected(_version(theirs), specifier):
+                return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs)} is outside", release
         return None, "", release
 
-    def _forecast(self, id: str, off: set[str]) -> tuple[str, str, Release | None]:
+    def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
         """The state a patch not applied here has, or will have once its target is imported."""
         target = self._libraries[id].target
         try:
-            state, reason, release = self._gate(self[id], sys.modules.get(target) if is_imported(target) else None)
+            module = sys.modules.get(target) if is_imported(target) else None
+            state, reason, release = self._gate(self[id], module, listings)
         except Exception as error:
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
         if id in off:
@@ -272,8 +286,11 @@ class Registry:
             outcome = self._outcomes.get(id)
             return outcome.journal if outcome is not None else None
 
-    def record(self, id: str) -> Record:
-        """The status record of patch ``id``: its declaration, the installed release and its state."""
+    def record(self, id: str, listings: Listings | None = None) -> Record:
+        """The status record of patch ``id``: its declaration, the installed release and its state.
+
+        ``listings`` are shared by the records of one :meth:`status`.
+        """
         library = self._libraries[id]
         with self._lock:
             outcome = self._outcomes.get(id)
@@ -281,29 +298,32 @@ class Registry:
         if outcome is not None and outcome.state not in (PENDING, DISABLED):
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
-            state, reason, release = self._forecast(id, off)
+            state, reason, release = self._forecast(id, off, listings)
             if outcome is not None and state == INACTIVE:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
         except Exception:
             patch = None
-        return {
-            "id": id,
-            "target": library.target,
-            "distribution": release[0] if release else None,
-            "installed_version": release[1] if release else None,
-            "affected": patch.affected if patch else None,
-            "fixed_in": patch.fixed_in if patch else None,
-            "state": state,
-            "reason": reason,
-            "upstream": patch.upstream if patch else None,
-            "summary": patch.summary if patch else None,
-        }
+        return Record(
+            id=id,
+            target=library.target,
+            distribution=release[0] if release else None,
+            installed_version=release[1] if release else None,
+            affected=patch.affected if patch else None,
+            fixed_in=patch.fixed_in if patch else None,
+            state=state,
+            reason=reason,
+            upstream=patch.upstream if patch else None,
+            summary=patch.summary if patch else None,
+        )
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`)."""
-        return [self.record(id) for id in self._libraries]
+        from .releases import Listings
+
+        listings = Listings()
+        return [self.record(id, listings) for id in self._libraries]
 
 
 def _version(release: tuple[str, str | None]) -> str:
@@ -316,21 +336,39 @@ def _version(release: tuple[str, str | None]) -> str:
 def _release_of(module: ModuleType | None, found: list[tuple[str, str | None]]) -> Release:
     """The installed distribution that ``module`` came from.
 
-    When the imported module states a ``__version__``, one of the installed
-    distributions must agree with it: a mismatch means the module on
-    ``sys.path`` is not the release the metadata describes (a source tree
-    or two distributions side by side), and patching it would be a guess.
+    When the imported module states a ``__version__``, one of the installs
+    must agree with it: a mismatch means the module on ``sys.path`` is not
+    the release the metadata describes (a source tree or two distributions
+    side by side), and patching it would be a guess.
     """
     from . import releases
 
     declared = getattr(module, "__version__", None)
     if not isinstance(declared, str):
         return found[0][0], _version(found[0])
-    for release in found:
-        if releases.same_release(_version(release), declared):
-            return release
+    for distribution, version in found:
+        if version is not None and releases.same_release(version, declared):
+            return distribution, version
     installed = ", ".join(f"{distribution} {version}" for distribution, version in found)
     raise TargetMismatch(f"{module.__name__}.__version__ is {declared} but the installed distribution says {installed}")
+
+
+def _dependency_release(distribution: str, listings: Listings | None) -> tuple[str, str | None] | None:
+    """The release of ``distribution`` that the process runs with: its module's ``__version__`` once imported.
+
+    The module is the distribution's name written as an import name
+    (``numpy``); before it is imported, or when it states no version, the
+    first install on the path says.
+    """
+    from . import releases
+
+    name = distribution.lower().replace("-", "_")
+    if is_imported(name):
+        declared = getattr(sys.modules[name], "__version__", None)
+        if isinstance(declared, str):
+            return distribution, declared
+    found = releases.installed((distribution,), listings)
+    return found[0] if found else None
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:

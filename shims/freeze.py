@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gpushim
 
+from . import releases
 from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
 # Every state but these says something about the release: the patch is in effect,
@@ -35,15 +36,14 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
     ``records`` are status records, those of :func:`gpushim.status` by
     default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
     patches in range for it (None when there are none): upgrading to it makes
-    them all unnecessary.
+    them all unnecessary.  Versions are compared as :mod:`gpushim.releases`
+    compares them, so that plain releases need no ``packaging``.
     """
-    from packaging.version import Version
-
-    releases: dict[tuple[str, str | None], dict] = {}
+    found: dict[tuple[str, str | None], dict] = {}
     for record in gpushim.status() if records is None else records:
         if record["distribution"] is None:
             continue
-        release = releases.setdefault(
+        release = found.setdefault(
             (record["distribution"], record["installed_version"]),
             {
                 "distribution": record["distribution"],
@@ -57,26 +57,25 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
             continue
         release["patches"].append({"id": record["id"], "state": record["state"]})
         if record["state"] in _IN_RANGE and (
-            release["fixed_in"] is None or Version(record["fixed_in"]) > Version(release["fixed_in"])
+            release["fixed_in"] is None or releases.is_affected(record["fixed_in"], f">{release['fixed_in']}")
         ):
             release["fixed_in"] = record["fixed_in"]
-    return {"gpushim": gpushim.__version__, "releases": list(releases.values())}
+    return {"gpushim": gpushim.__version__, "releases": list(found.values())}
 
 
 def requirement(distribution: str, version: str | None) -> str:
     """``distribution==version``, or a comment when the metadata gives no version that pip can pin.
 
     pip refuses installed distributions whose version is not PEP 440
-    (from pip 24.1 on), so such a release is recorded but not pinned.
+    (from pip 24.1 on), so such a release is recorded but not pinned; so is
+    an unusual one that cannot be checked without ``packaging``.
     """
     if version is None:
         return f"# {distribution}: its metadata gives no version, so it is not pinned"
-    from packaging.version import InvalidVersion, Version
-
     try:
-        Version(version)
-    except InvalidVersion:
-        return f"# {distribution} {version}: not a PEP 440 version, so it is not pinned"
+        releases.is_affected(version, ">=0")
+    except releases.BadVersion as why:
+        return f"# {distribution} {version}: not pinned, as {why}"
     return f"{distribution}=={version}"
 
 

@@ -88,6 +88,7 @@ class PostImportHooks:
 
     def __init__(self) -> None:
         self._callbacks: dict[str, list[Callback]] = {}
+        self._executions: dict[str, int] = {}
         self._executing: set[str] = set()
         self._lock = RLock()
         self._finding = _local()
@@ -98,7 +99,7 @@ class PostImportHooks:
         ``module`` is what ``sys.modules[name]`` then holds, which need not be a module.
         """
         self.watch(name, callback)
-        self.catch_up(name, callback)
+        self.call_back_if_imported(name, callback)
 
     def watch(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` whenever an import of ``name`` begun from now on ends; once per callback."""
@@ -109,7 +110,7 @@ class PostImportHooks:
             if self not in sys.meta_path:
                 sys.meta_path.insert(0, self)
 
-    def catch_up(self, name: str, callback: Callback) -> None:
+    def call_back_if_imported(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` now if ``name`` has finished importing, after any other thread's import of it.
 
         Call it after :meth:`watch`.  An import that another thread began before
@@ -138,7 +139,7 @@ class PostImportHooks:
         spec = type(sys).__dict__["__dict__"].__get__(module).get("__spec__")
         loader = getattr(spec, "loader", None)
         if hasattr(loader, "exec_module") and not isinstance(loader, _NotifyingLoader):
-            spec.loader = _NotifyingLoader(loader, self._executed)
+            spec.loader = _NotifyingLoader(loader, self._loaded)
 
     def forget(self, name: str, callback: Callback) -> None:
         """Drop ``callback``, and this finder from ``sys.meta_path`` once it watches nothing."""
@@ -154,7 +155,7 @@ class PostImportHooks:
 
     def find_spec(self, fullname: str, path=None, target=None):
         if self._executing:
-            self._catch_up()
+            self._call_back_for_finished()
         if fullname not in self._callbacks or fullname in self._names_being_found():
             return None
         self._names_being_found().add(fullname)
@@ -163,7 +164,7 @@ class PostImportHooks:
         finally:
             self._names_being_found().discard(fullname)
         if spec is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _NotifyingLoader(spec.loader, self._executed)
+            spec.loader = _NotifyingLoader(spec.loader, self._loaded)
         return spec
 
     def _names_being_found(self) -> set[str]:
@@ -182,12 +183,22 @@ class PostImportHooks:
                 return spec
         return None
 
-    def _catch_up(self) -> None:
+    def executions(self, name: str) -> int:
+        """How many times a loader executed module ``name`` under this finder: a reload counts again."""
+        return self._executions.get(name, 0)
+
+    def _call_back_for_finished(self) -> None:
+        """Call back for the watched modules that were executing when first watched and have finished since."""
         with self._lock:
             finished = [name for name in self._executing if is_imported(name)]
             self._executing.difference_update(finished)
         for name in finished:
             self._executed(name)
+
+    def _loaded(self, name: str) -> None:
+        with self._lock:
+            self._executions[name] = self._executions.get(name, 0) + 1
+        self._executed(name)
 
     def _executed(self, name: str) -> None:
         """Run every callback for ``name``; an exception (strict mode) is raised after the last one ran."""
@@ -206,4 +217,20 @@ class PostImportHooks:
             raise first_error
 
 
+def _without_earlier_hooks(finders: list) -> list:
+    """``finders`` less the hooks of an earlier execution of this module.
+
+    Once gpushim's modules are purged from ``sys.modules`` and imported
+    again, the earlier hooks call back into a registry nobody can reach,
+    whose patch modules now load against the new classes: they would only
+    fail, loudly.
+    """
+    return [
+        finder
+        for finder in finders
+        if not (type(finder).__module__ == __name__ and type(finder).__qualname__ == PostImportHooks.__qualname__)
+    ]
+
+
+sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
 hooks = PostImportHooks()

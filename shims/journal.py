@@ -91,10 +91,11 @@ class Replacement:
         self.inherited, self.item = inherited, item
 
     def bound(self) -> object:
-        """What the binding holds now (``None`` for an attribute of the owner's own that is gone)."""
+        """What the binding holds now (``None`` for an item or an attribute of the owner's own that is gone)."""
         if self.item:
-            return self.owner[self.name]
-        return getattr(self.owner, "__dict__", {}).get(self.name)
+            return self.owner.get(self.name)
+        namespace = getattr(self.owner, "__dict__", None)
+        return getattr(self.owner, self.name, None) if namespace is None else namespace.get(self.name)
 
     def restore(self) -> None:
         if self.item:
@@ -253,7 +254,16 @@ def _remove_layer(entry: Replacement) -> None:
     del layers[position:]
     if not layers:
         _LAYERS.pop(key, None)
-    entry.restore()
+    if _holds_its_own(entry):
+        entry.restore()
+
+
+def _holds_its_own(entry: Replacement) -> bool:
+    """Whether the binding still holds what ``entry`` put there: one the program made since stays as it made it."""
+    try:
+        return entry.bound() is entry.new
+    except Exception:
+        return True  # an owner that hides its namespace: restore, as when nothing rebound it
 
 
 class Journal:

@@ -8,6 +8,12 @@ launcher puts gpushim's bootstrap directory first on ``PYTHONPATH`` (its
 ``GPUSHIM_AUTO=1`` for it, and then becomes the command: ``exec`` keeps the
 process id, the signals and the exit status the command's own.  The other
 ``GPUSHIM_*`` switches travel in the same environment.
+
+``gpushim-run`` itself is a shell script (``shims/bin/gpushim-run``) that
+starts :func:`main` in an interpreter without its site, so that the user's
+``sitecustomize`` and ``.pth`` files run once in the process, in the
+command, as without gpushim.  ``gpushim run`` runs :func:`main` in the
+interpreter that runs ``gpushim``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import pytest
 import gpushim
 from gpushim import PatchError, switches
 
-from .states import FAILED, INACTIVE
+from .states import FAILED, INACTIVE, Record
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -104,6 +104,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def gpushim_status() -> dict[str, dict[str, str | None]]:
+def gpushim_status() -> dict[str, Record]:
     """gpushim's status records by patch id, as they stand when the test starts."""
     return {record["id"]: record for record in gpushim.status()}

@@ -9,60 +9,44 @@ patches declare, without ``packaging``; the answers are the ones those two
 give, by the rules below (tests/engine/test_releases.py checks them against
 both on the same installs).
 
+Read at the moment of asking: nothing here outlives the question.  A
+process that installs, upgrades or downgrades a library and then imports it
+gets the answers a fresh process would, whatever a folder's mtime says.
+Several questions asked together (one ``status()``, the patches gated by
+one import) may share one :class:`Listings`, so that each ``sys.path`` entry
+is listed once for them.
+
+Starting from the module: :func:`installed_with` answers for the module an
+import found (its name and the file it came from, before or after it
+executes): the installs of the named distributions in the ``sys.path``
+entry that holds its top-level package, which is where an installer put
+both.  Only when there are none (an editable install, a source tree on the
+path) are all installs asked for, with :func:`installed`.
+
 Finding installs: the rules of ``importlib.metadata``'s path finder.
-- Each ``sys.path`` entry is listed, in order, as ``importlib.metadata``
-  does: a directory with ``os.listdir`` (``""`` is the working directory), a
-  zip file (a zipapp, a zipped egg) with ``zipfile``, imported only then.
+- Each ``sys.path`` entry is listed, in order: a directory with
+  ``os.listdir`` (``""`` is the working directory), a regular file as a zip
+  (a zipapp, a zipped egg), opened only while it is read.  Anything else (a
+  FIFO, a device) is skipped, as is an entry that cannot be listed.
 - A child named ``<name>-<anything>.dist-info`` or ``.egg-info`` (any case;
   ``<name>.egg-info`` too, as ``setup.py develop`` leaves it in a source
   tree) installs ``<name>``.  Names are compared normalised as PEP 503 does,
-  with ``-`` then written ``_`` as in wheel folder names (PEP 427 escaping):
-  lower case, every run of ``-``, ``_`` and ``.`` one ``_``.  So
-  ``Cupy.Cuda12x-13.3.0.dist-info`` installs ``cupy-cuda12x`` (as
-  ``importlib.metadata`` finds it from Python 3.10; 3.9's does not normalise
-  the name asked for).
+  with ``-`` then written ``_`` as in wheel folder names (PEP 427 escaping).
 - A ``*.egg`` entry on the path with an ``EGG-INFO`` child installs the
   name before the egg's first ``-``, lower case with ``-`` as ``_`` and dots
   kept (``importlib.metadata``'s legacy rule for eggs).
-- Editable installs need nothing more: a PEP 660 install (setuptools'
-  ``__editable__`` finders and ``.pth`` files, hatchling, flit) leaves an
-  ordinary ``.dist-info`` in site-packages, and ``setup.py develop`` puts
-  the source tree, with its ``<name>.egg-info``, on the path.
 - Another ``sys.meta_path`` finder that finds distributions (beside
   ``PathFinder``) is consulted only through ``importlib.metadata``, which is
   then imported.
 - Every install of a distribution is reported, in path order (sorted by
   folder name within one entry): two releases side by side are for the
-  engine to tell apart with the module's ``__version__``, which must agree
-  with one of them (:func:`same_release`); ``importlib.metadata`` would pick
-  the first one ``os.listdir`` happens to return.
+  engine to tell apart with the module's ``__version__``.
 
 The version: the ``Version`` header of ``METADATA``, else of ``PKG-INFO``
-(else of the ``.egg-info`` file itself), read up to that header, never from
-the folder name.  The folder name would do for installs made by an
-installer, which names the folder after ``Name`` and ``Version``, but a
-hand-made or broken install can disagree with it, and then gpushim reports
-what ``importlib.metadata`` reports: a missing header or an unreadable file
-is a version of ``None``.
-
-A thousand other folders cost little beyond the listing: only the names
-asked for are looked up (one ``str.find`` per library in the listing, lower
-case and joined once), and only their metadata is read.  The listing is the
-one the import system keeps for the entry, when it is current: the
-standard library's ``FileFinder`` in ``sys.path_importer_cache``, whose
-``_path_mtime`` is the directory's ``st_mtime`` (the same test the import
-system makes before it trusts its listing; the attributes date from Python
-3.3, and the engine's tests run on 3.9 to 3.13).  Any other entry is listed
-with ``os.listdir``.  Listing a site-packages of a thousand folders takes
-0.36 ms here, nearly as long as all the rest of ``status()``, and the
-target's import has just done it.
-
-Once per process: each ``sys.path`` entry is listed, and each ``METADATA``
-read, the first time a question needs it, and the answer to each question
-is kept for as long as ``sys.path`` is the same.  What the process imported
-does not change when an install changes under it; :func:`forget` drops
-everything, the import system's listings included, for a test that changes
-an install that was already read.
+(else of the ``.egg-info`` file itself), parsed up to that header in at
+most its first 256 KiB, from a regular file only (a FIFO or a link to a
+device is no metadata); never from the folder name.  A missing header or an
+unreadable file is a version of ``None``, as ``importlib.metadata`` says.
 
 Ranges: a plain release (``13.3.0``: digits and dots) against a specifier
 whose clauses are all ``>=``, ``<=``, ``>``, ``<``, ``==`` or ``!=`` and a
@@ -78,103 +62,112 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 
-# The classes behind importlib.machinery's PathFinder and FileFinder, loaded with the interpreter.
-from _frozen_importlib_external import FileFinder, PathFinder
+# The class behind importlib.machinery's PathFinder, loaded with the interpreter.
+from _frozen_importlib_external import PathFinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Callable, Optional, TextIO
+    from collections.abc import Iterable, Iterator
+    from typing import Callable, Optional
 
-    Reader = Callable[[str], Optional[TextIO]]
+    Reader = Callable[[str], Optional[io.StringIO]]
+    Install = tuple[str, Optional[str]]
+
+_METADATA_LIMIT = 256 * 1024  # bytes; the Version header comes third
 
 
 class BadVersion(ValueError):
     """A release that cannot be placed in a range; the message says why."""
 
 
-class _Entry:
-    """What one ``sys.path`` entry installs."""
+class _Listing:
+    """The children of one ``sys.path`` entry, read once for the questions that share it."""
 
-    __slots__ = ("children", "listing", "eggs", "read", "starting", "versions")
+    __slots__ = ("children", "joined", "eggs", "read", "found")
 
-    def __init__(self, children: list[str], eggs: dict, read: Reader) -> None:
-        self.children = children
-        self.listing = "\0" + "\0".join(children).lower()
-        self.eggs = eggs
-        self.read = read
-        self.starting: dict[str, list[str]] = {}
-        self.versions: dict[str, str | None] = {}
+    def __init__(self, root: str) -> None:
+        self.children, self.read = _children(root)
+        # One string to search: a library's names are found by one str.find each, not a look at every child.
+        self.joined = "\0" + "\0".join(self.children).lower()
+        self.eggs: dict[str, list[str]] = {}
+        if root.lower().endswith(".egg") and "\0egg-info" in self.joined:
+            name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
+            self.eggs[name] = [child for child in self.children if child.lower() == "egg-info"]
+        self.found: dict[str, list[Install]] = {}
 
-    def folders_of(self, name: str) -> list[str]:
-        """The ``.dist-info`` and ``.egg-info`` children that install ``name`` (normalised), sorted."""
-        # A folder's normalised name starts with the same run of letters and digits as the folder,
-        # and the names of one library share it (cupy-cuda12x, cupy-cuda11x, ... are one look).
-        first = name.partition("_")[0]
-        try:
-            children = self.starting[first]
-        except KeyError:
-            children = self.starting[first] = self._starting_with(first)
-        return sorted(child for child in children if _folder_name(child) == name)
+    def installs(self, distribution: str) -> list[Install]:
+        if distribution not in self.found:
+            name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
+            folders = sorted(child for child in self._starting_with(name) if _folder_name(child) == name)
+            folders += self.eggs.get(legacy, [])
+            self.found[distribution] = [(distribution, _version_header(self.read, folder)) for folder in folders]
+        return self.found[distribution]
 
-    def _starting_with(self, prefix: str) -> list[str]:
-        needle = "\0" + prefix
-        found = []
-        position = self.listing.find(needle)
+    def _starting_with(self, name: str) -> Iterator[str]:
+        """The children whose name starts as ``name`` does: with the same run of letters and digits."""
+        needle = "\0" + name.partition("_")[0]
+        position = self.joined.find(needle)
         while position != -1:
-            found.append(self.children[self.listing.count("\0", 0, position)])
-            position = self.listing.find(needle, position + 1)
-        return found
-
-    def version(self, folder: str) -> str | None:
-        try:
-            return self.versions[folder]
-        except KeyError:
-            version = self.versions[folder] = _version_header(self.read, folder)
-            return version
+            yield self.children[self.joined.count("\0", 0, position)]
+            position = self.joined.find(needle, position + 1)
 
 
-_entries: dict[str, _Entry] = {}
-_installs: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[str, str | None], ...]] = {}
-_specifiers: dict[str, list[tuple[str, tuple[int, ...]]] | None] = {}
+class Listings:
+    """What questions asked together read: each ``sys.path`` entry's listing, and each answer; made anew per group."""
+
+    __slots__ = ("entries", "answers")
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _Listing] = {}
+        self.answers: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Install]] = {}
+
+    def of(self, path: str) -> _Listing:
+        if path not in self.entries:
+            self.entries[path] = _Listing(path or ".")
+        return self.entries[path]
 
 
-def forget() -> None:
-    """Drop everything read so far: the next question lists and reads again."""
-    import importlib
-
-    importlib.invalidate_caches()
-    _entries.clear()
-    _installs.clear()
-    _specifiers.clear()
-
-
-def installed(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
-    """``(distribution, version)`` for every install of each of ``distributions``.
+def installed(distributions: Iterable[str], listings: Listings | None = None) -> list[Install]:
+    """``(distribution, version)`` for every install of each of ``distributions``, read now.
 
     In the order of ``distributions``, then of ``sys.path``; the version is
     ``None`` when the metadata states none.
     """
     if any(finder is not PathFinder and hasattr(finder, "find_distributions") for finder in sys.meta_path):
         return _installed_by_importlib(distributions)
+    listings = Listings() if listings is None else listings
     key = (tuple(distributions), tuple(path for path in sys.path if isinstance(path, str)))
-    try:
-        return list(_installs[key])
-    except KeyError:
-        pass
-    entries = [_entry(path) for path in key[1]]
-    found: list[tuple[str, str | None]] = []
-    for distribution in key[0]:
-        name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
-        for entry in entries:
-            for folder in entry.folders_of(name) + entry.eggs.get(legacy, []):
-                install = (distribution, entry.version(folder))
-                if install not in found:
-                    found.append(install)
-    _installs[key] = tuple(found)
-    return found
+    if key not in listings.answers:
+        found: list[Install] = []
+        for distribution in key[0]:
+            for path in key[1]:
+                found.extend(install for install in listings.of(path).installs(distribution) if install not in found)
+        listings.answers[key] = found
+    return list(listings.answers[key])
+
+
+def installed_with(
+    module: str, origin: str | None, distributions: Iterable[str], listings: Listings | None = None
+) -> list[Install]:
+    """The installs of ``distributions`` that can own module ``module``, found in file ``origin``.
+
+    Those in the ``sys.path`` entry that holds the module's top-level
+    package; every install (:func:`installed`) when that entry has none, or
+    the module came from no file.
+    """
+    listings = Listings() if listings is None else listings
+    distributions = list(distributions)
+    if isinstance(origin, str) and os.path.isabs(origin):
+        root = origin
+        for _ in range(module.count(".") + 1 + os.path.basename(origin).startswith("__init__.")):
+            root = os.path.dirname(root)
+        found = [install for distribution in distributions for install in listings.of(root).installs(distribution)]
+        if found:
+            return found
+    return installed(distributions, listings)
 
 
 def is_affected(version: str | None, specifier: str) -> bool:
@@ -186,10 +179,7 @@ def is_affected(version: str | None, specifier: str) -> bool:
     """
     if version is None:
         raise BadVersion("the installed metadata states no Version")
-    try:
-        clauses = _specifiers[specifier]
-    except KeyError:
-        clauses = _specifiers[specifier] = _plain_clauses(specifier)
+    clauses = _plain_clauses(specifier)
     release = _plain(version)
     if release is None or clauses is None:
         return _is_affected_by_packaging(version, specifier)
@@ -295,58 +285,32 @@ def _is_affected_by_packaging(version: str, specifier: str) -> bool:
         raise BadVersion(f"{specifier!r} is not a PEP 440 specifier") from None
 
 
-def _entry(path: str) -> _Entry:
+def _children(root: str) -> tuple[list[str], Reader]:
+    """The children of ``root`` and a reader of its files; nothing for an entry that is neither folder nor file."""
     try:
-        return _entries[path]
-    except KeyError:
-        entry = _entries[path] = _list(path or ".")
-        return entry
-
-
-def _list(root: str) -> _Entry:
-    children = _listed_by_the_import_system(root)
-    if children is not None:
-        read = _directory_reader(root)
-    else:
-        try:
-            children = os.listdir(root)
-            read = _directory_reader(root)
-        except NotADirectoryError:
-            children, read = _zip_children(root)
-        except (OSError, ValueError):
-            children, read = [], _nothing
-    eggs: dict[str, list[str]] = {}
-    if root.lower().endswith(".egg") and any(child.lower() == "egg-info" for child in children):
-        name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0].replace("-", "_")
-        eggs[name] = [child for child in children if child.lower() == "egg-info"]
-    return _Entry(children, eggs, read)
-
-
-def _listed_by_the_import_system(root: str) -> list[str] | None:
-    """The children of directory ``root`` as its ``FileFinder`` last listed them, if still current.
-
-    Only the standard library's own finder is trusted (a path hook may put
-    any object there), and only for an absolute ``root``: a relative one
-    names another directory once the working directory changes, and its
-    finder keeps the first.
-    """
-    finder = sys.path_importer_cache.get(root)
-    if type(finder) is not FileFinder or not os.path.isabs(root):
-        return None
-    try:
-        listing, listed_at = finder._path_cache, finder._path_mtime
-        current = listed_at == os.stat(root).st_mtime
-    except (AttributeError, OSError, ValueError):
-        return None
-    return list(listing) if current and isinstance(listing, set) else None
+        mode = os.stat(root).st_mode
+        if stat.S_ISDIR(mode):
+            return os.listdir(root), _directory_reader(root)
+        if stat.S_ISREG(mode):
+            return _zip_children(root)
+    except (OSError, ValueError):
+        pass
+    return [], _nothing
 
 
 def _directory_reader(root: str) -> Reader:
-    def read(name: str) -> TextIO | None:
+    def read(name: str) -> io.StringIO | None:
         try:
-            return open(os.path.join(root, name), encoding="utf-8", newline="")
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            # Not blocking: a FIFO opens at once, and is then no regular file.
+            descriptor = os.open(os.path.join(root, name), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
             return None
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None
+            return _text(os.read(descriptor, _METADATA_LIMIT))
+        finally:
+            os.close(descriptor)
 
     return read
 
@@ -355,18 +319,23 @@ def _zip_children(root: str) -> tuple[list[str], Reader]:
     import zipfile
 
     try:
-        archive = zipfile.ZipFile(root)
-        names = archive.namelist()
+        with zipfile.ZipFile(root) as archive:
+            names = archive.namelist()
     except (OSError, zipfile.BadZipFile):
         return [], _nothing
 
-    def read(name: str) -> TextIO | None:
+    def read(name: str) -> io.StringIO | None:
         try:
-            return io.StringIO(archive.read(name).decode("utf-8"), newline="")
-        except KeyError:
+            with zipfile.ZipFile(root) as archive, archive.open(name) as file:
+                return _text(file.read(_METADATA_LIMIT))
+        except (OSError, KeyError, zipfile.BadZipFile):
             return None
 
     return list(dict.fromkeys(name.split("/", 1)[0] for name in names)), read
+
+
+def _text(data: bytes) -> io.StringIO:
+    return io.StringIO(data.decode("utf-8", "replace"), newline="")
 
 
 def _nothing(name: str) -> None:
@@ -376,18 +345,12 @@ def _nothing(name: str) -> None:
 def _version_header(read: Reader, folder: str) -> str | None:
     """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it.
 
-    Lines end as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or
-    ``\\n``), and only the lines up to the answer are read: the header
-    comes third, before a description that can be tens of kilobytes.
+    Lines end as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or ``\\n``).
     """
     for name in (f"{folder}/METADATA", f"{folder}/PKG-INFO", folder):
         metadata = read(name)
-        if metadata is None:
-            continue
-        with metadata:
-            if metadata.readline():
-                metadata.seek(0)
-                return _first_version(metadata)
+        if metadata is not None and metadata.getvalue():
+            return _first_version(metadata)
     return None
 
 
@@ -404,10 +367,10 @@ def _first_version(lines: Iterable[str]) -> str | None:
     return None
 
 
-def _installed_by_importlib(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
+def _installed_by_importlib(distributions: Iterable[str]) -> list[Install]:
     from importlib import metadata
 
-    found: list[tuple[str, str | None]] = []
+    found: list[Install] = []
     for distribution in distributions:
         for install in metadata.distributions(name=distribution):
             release = (distribution, install.version)

@@ -30,12 +30,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
 import gpushim
 
+from .interpreters import python_command
 from .states import DISABLED, NOT_INSTALLED
 
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str, bool
     try:
         try:
             child = subprocess.run(
-                [sys.executable, "-c", code, answers, state, *ids],
+                python_command(code, answers, state, *ids),
                 env=env,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
@@ -110,7 +110,7 @@ def _interpreter(state: str, ids: list[str]) -> tuple[dict[str, dict], str, bool
     return found, trouble, died
 
 
-def _alone(state: str, id: str) -> dict:
+def _answer_in_an_interpreter_of_its_own(state: str, id: str) -> dict:
     """The answer of ``id``'s probe in an interpreter of its own.
 
     An interpreter that dies of a signal says that the bug shows, as a
@@ -131,10 +131,11 @@ def _run(state: str, ids: list[str], say: Callable[[str], None]) -> dict[str, di
         if not trouble:
             return found
         say(f"{trouble}; running each probe in an interpreter of its own")
-    return {id: _alone(state, id) for id in ids}
+    return {id: _answer_in_an_interpreter_of_its_own(state, id) for id in ids}
 
 
-def _said(answer: dict) -> str:
+def _what_the_probe_said(answer: dict) -> str:
+    """The bug it described, else why it could not run, else that there was no bug."""
     return answer.get("bug") or answer.get("error") or NO_BUG
 
 
@@ -147,7 +148,7 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
     results = []
     libraries: dict[str, list[dict]] = {}
     for record in gpushim.status():
-        result = {**record, "verdict": None, "without": "", "with": ""}
+        result = {**record.as_dict(), "verdict": None, "without": "", "with": ""}
         results.append(result)
         if record["state"] in (NOT_INSTALLED, DISABLED):
             result["verdict"] = f"skipped: {record['state']}"
@@ -181,7 +182,7 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     showed = {}
     for result in results:
         answer = answers[result["id"]]
-        result[state] = _said(answer)
+        result[state] = _what_the_probe_said(answer)
         if "error" in answer:
             result["verdict"] = PROBE_ERROR
         showed[result["id"]] = bool(answer.get("bug"))

@@ -1,4 +1,6 @@
-"""The states a patch can be in, as ``gpushim.status()`` reports them."""
+"""The states a patch can be in, and the record ``gpushim.status()`` gives of each patch."""
+
+from __future__ import annotations
 
 APPLIED = "applied"  # in place in this process
 PENDING = "pending"  # gpushim is active here; applies when the target finishes importing
@@ -9,3 +11,60 @@ DISABLED = "disabled"  # turned off by GPUSHIM_DISABLE
 FAILED = "failed"  # could not be applied; the target works as released (see the reason)
 
 ALL = (APPLIED, PENDING, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, DISABLED, FAILED)
+
+
+class Record:
+    """What ``gpushim.status()`` says of one patch: its declaration, its target's installed release, its state.
+
+    Fields read as attributes (``record.state``) or by name (``record["state"]``,
+    as the plain dicts of earlier releases were read); :meth:`as_dict` is the
+    form ``gpushim status --json`` prints.  ``distribution`` and
+    ``installed_version`` are None where no release could be told;
+    ``affected``, ``fixed_in``, ``upstream`` and ``summary`` where the patch
+    module cannot be loaded.
+    """
+
+    FIELDS = (
+        "id",
+        "target",
+        "distribution",
+        "installed_version",
+        "affected",
+        "fixed_in",
+        "state",
+        "reason",
+        "upstream",
+        "summary",
+    )
+    __slots__ = FIELDS
+
+    def __init__(
+        self,
+        id: str,
+        target: str,
+        distribution: str | None,
+        installed_version: str | None,
+        affected: str | None,
+        fixed_in: str | None,
+        state: str,
+        reason: str,
+        upstream: str | None,
+        summary: str | None,
+    ) -> None:
+        self.id, self.target, self.state, self.reason = id, target, state, reason
+        self.distribution, self.installed_version = distribution, installed_version
+        self.affected, self.fixed_in, self.upstream, self.summary = affected, fixed_in, upstream, summary
+
+    def __getitem__(self, field: str) -> str | None:
+        if field not in self.FIELDS:
+            raise KeyError(field)
+        return getattr(self, field)
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {field: getattr(self, field) for field in self.FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return f"<Record {self.id} {self.state}>"

@@ -14,11 +14,11 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import gpushim
 from gpushim import Patch
+from gpushim.interpreters import python_command
 from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, PENDING
 
 ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", Path(__file__).parent.parent / ".artefacts"))
@@ -77,7 +77,7 @@ def run_python(
     """Run ``code`` (with ``args``) in a fresh interpreter of this environment, without inherited GPUSHIM_* switches."""
     clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
+        python_command(code, *args),
         env={**clean, **(env or {})},
         capture_output=True,
         text=True,

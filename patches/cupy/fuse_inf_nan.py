@@ -63,7 +63,8 @@ def _apply(cupy, journal):
         return cuda_scalar_repr(self.const_value, self.dtype)
 
     var_name.__qualname__ = f"{scalar.__qualname__}.var_name"
-    patched = _PatchedProperty(var_name, doc=f"CUDA name of the scalar (patched by {patch.id})")
+    patched = _PatchedProperty(var_name)
+    patched.__doc__ = f"CUDA name of the scalar (patched by {patch.id})"  # before 3.12 a subclass drops doc=
     patched.__wrapped__ = released
     journal.replace(scalar, "var_name", patched)
 

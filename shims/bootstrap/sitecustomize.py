@@ -6,7 +6,8 @@ child processes inherit.  This module imports ``gpushim.auto`` when
 ``GPUSHIM_AUTO`` says so, then steps aside for the ``sitecustomize`` it hides
 (a site's or a virtual environment's own), which must run as if gpushim were
 not there.  It imports nothing unless ``GPUSHIM_AUTO`` is set, and never
-a GPU library.
+a GPU library.  It is read by every interpreter below ``gpushim-run``,
+Python 2 among them, so it is written in what Python 2.7 reads too.
 """
 
 import os
@@ -18,13 +19,15 @@ def _activate():
         return
     try:
         from gpushim import switches
-    except ModuleNotFoundError as missing:
-        if missing.name != "gpushim":
+    except ImportError as missing:
+        if getattr(missing, "name", "gpushim") != "gpushim":  # Python 2 names no module
             raise
         import warnings
 
-        message = f"GPUSHIM_AUTO is set but {sys.executable} has no gpushim installed; it runs without gpushim"
-        warnings.warn(message, stacklevel=2)
+        executable = sys.executable
+        warnings.warn(
+            "GPUSHIM_AUTO is set but " + executable + " has no gpushim installed; it runs without gpushim", stacklevel=2
+        )
         return
     if switches.auto():
         import gpushim.auto  # noqa: F401
@@ -48,8 +51,8 @@ def _run_the_hidden_sitecustomize():
     this = sys.modules.pop(__name__)
     try:
         import sitecustomize  # noqa: F401
-    except ModuleNotFoundError as missing:
-        if missing.name != __name__:
+    except ImportError as missing:
+        if getattr(missing, "name", __name__) != __name__:
             raise
         sys.modules[__name__] = this
 

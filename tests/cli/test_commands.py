@@ -58,6 +58,17 @@ def test_gpushim_run_with_an_empty_command_says_so():
     )
 
 
+@pytest.mark.parametrize("arguments", [["--version"], ["-x"], ["--", "-x"]])
+def test_gpushim_run_takes_what_gpushim_run_takes(arguments):
+    launcher = command("gpushim-run", *arguments)
+    finished = command("gpushim", "run", *arguments)
+    assert (finished.returncode, finished.stdout, finished.stderr) == (
+        launcher.returncode,
+        launcher.stdout,
+        launcher.stderr,
+    )
+
+
 def test_gpushim_run_help_names_its_options():
     finished = command("gpushim-run", "--help")
     assert finished.returncode == 0

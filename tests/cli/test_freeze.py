@@ -115,7 +115,7 @@ def test_the_text_of_a_release_that_no_patch_concerns():
 def test_a_release_without_a_pip_version_is_recorded_in_a_comment():
     assert requirement("synthlib-cuda12", "1.5.0") == "synthlib-cuda12==1.5.0"
     assert requirement("synthlib-cuda12", "13.3.0garbage!") == (
-        "# synthlib-cuda12 13.3.0garbage!: not a PEP 440 version, so it is not pinned"
+        "# synthlib-cuda12 13.3.0garbage!: not pinned, as '13.3.0garbage!' is not a PEP 440 version"
     )
     no_version = "# synthlib-cuda12: its metadata gives no version, so it is not pinned"
     assert requirement("synthlib-cuda12", None) == no_version
@@ -130,3 +130,14 @@ def test_a_release_without_a_pip_version_does_not_stop_pip(tmp_path):
     resolved = pip_dry_run(requirements, environment(PYTHONPATH=str(site)))
     assert resolved.returncode == 0, resolved.stdout + resolved.stderr
     assert "Requirement already satisfied: synthlib-cuda12==1.5.0 " in resolved.stdout
+
+
+def test_status_and_freeze_work_without_packaging(installed):
+    """``packaging`` is declared, but environments get broken: plain releases need none of it."""
+    code = (
+        "import sys; sys.modules['packaging'] = None; from gpushim.cli import main; "
+        "sys.exit(main(['status']) or main(['freeze']))"
+    )
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=installed)
+    assert (finished.returncode, finished.stderr) == (0, "")
+    assert "gpushim freeze" in finished.stdout

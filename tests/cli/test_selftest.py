@@ -247,3 +247,14 @@ def test_a_probe_that_raises_is_an_error_not_a_verdict_on_the_bug(site):
     row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
     assert row == ["one.broken", "synthone", "1.5.0", "probe-error", "LookupError: the probe is wrong", "-"]
     assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 probe-error"
+
+
+def test_the_probes_interpreters_run_no_code_from_the_working_directory(site, tmp_path, results):
+    """Only the probes run: a ``json.py`` in the working directory is not the standard library's."""
+    (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\nfrom _json import *\n")
+    env = environment(PYTHONPATH=str(site), SYNTH_LOG=str(tmp_path / "probes.log"))
+    finished = command("gpushim", "selftest", "--json", env=env, cwd=tmp_path)
+    assert not (tmp_path / "ran").exists()
+    assert {result["id"]: result["verdict"] for result in json.loads(finished.stdout)} == {
+        id: result["verdict"] for id, result in results.items()
+    }

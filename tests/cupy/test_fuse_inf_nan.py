@@ -101,6 +101,12 @@ def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
 
 
 @affected
+def test_the_patched_property_keeps_its_doc():
+    with applied(patch):
+        assert vars(trace_scalar())["var_name"].__doc__ == f"CUDA name of the scalar (patched by {patch.id})"
+
+
+@affected
 def test_unpatch_restores_the_released_property():
 
     released = vars(trace_scalar())["var_name"]

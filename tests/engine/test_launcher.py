@@ -186,3 +186,30 @@ def test_a_python_without_gpushim_warns_and_still_runs_its_sitecustomize(tmp_pat
     assert finished.stdout.strip() == "1"
     assert "GPUSHIM_AUTO is set but" in finished.stderr
     assert "has no gpushim installed; it runs without gpushim" in finished.stderr
+
+
+def test_a_python_2_child_runs_its_sitecustomize_and_warns(user_site):
+    python2 = shutil.which("python2.7")
+    probe = python2 and subprocess.run([python2, "-c", "pass"], env=clean_env(PYENV_VERSION="2.7.18")).returncode
+    if python2 is None or probe:
+        pytest.skip("no Python 2.7 here")
+    code = "import __builtin__; print(__builtin__.user_runs)"
+    (user_site / "sitecustomize.py").write_text("import __builtin__\n__builtin__.user_runs = 1\n")
+    finished = gpushim_run(python2, "-c", code, PYTHONPATH=str(user_site), PYENV_VERSION="2.7.18")
+    assert (finished.returncode, finished.stdout) == (0, "1\n"), finished.stderr
+    assert "has no gpushim installed; it runs without gpushim" in finished.stderr
+
+
+def test_the_user_s_sitecustomize_runs_once_in_the_command_s_process(tmp_path):
+    """As for the command alone: gpushim-run's own start runs no sitecustomize or .pth of the user's."""
+    log = tmp_path / "runs"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import os\nwith open({str(log)!r}, 'a') as log:\n    log.write(f'{{os.getpid()}}\\n')\n"
+    )
+    finished = gpushim_run(
+        sys.executable, "-c", "import os; print(os.getpid())", launcher="gpushim-run", PYTHONPATH=str(site)
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert log.read_text().split() == finished.stdout.split()

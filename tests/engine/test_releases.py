@@ -15,6 +15,8 @@ import random
 import subprocess
 import sys
 import textwrap
+import threading
+import types
 import zipfile
 from importlib import metadata
 
@@ -23,13 +25,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from gpushim import releases
-
-
-@pytest.fixture(autouse=True)
-def fresh():
-    releases.forget()
-    yield
-    releases.forget()
+from tests.engine.synthetic import Target, make_patch, registry_for, state_of, write_distribution
 
 
 def header(name, version, newline="\n"):
@@ -161,63 +157,66 @@ def test_every_install_is_reported_in_path_order(tmp_path, monkeypatch):
     assert releases.installed(("twice",)) == [("twice", "1.0"), ("twice", "3.0")]
 
 
-def test_answers_are_kept_until_forget(tmp_path, monkeypatch):
+def test_answers_are_read_when_asked_even_where_a_folder_keeps_its_time(tmp_path, monkeypatch):
     dist_info(tmp_path, "kept-1.0.dist-info", "kept", "1.0")
     assert gpushim_answer("kept", [str(tmp_path)], monkeypatch) == [("kept", "1.0")]
+    times = [(path, os.stat(path)) for path in (tmp_path, tmp_path / "kept-1.0.dist-info")]
     (tmp_path / "kept-1.0.dist-info" / "METADATA").write_text(header("kept", "1.1"))
     dist_info(tmp_path, "kept-2.0.dist-info", "kept", "2.0")
-    assert releases.installed(("kept",)) == [("kept", "1.0")]
-    releases.forget()
+    for path, before in times:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert releases.installed(("kept",)) == [("kept", "1.1"), ("kept", "2.0")]
 
 
-def listed_by_an_import(directory, monkeypatch):
-    """Put ``directory`` on the path and import a module from it, so that its FileFinder lists it."""
-    (directory / "listed_here.py").write_text("")
-    monkeypatch.setattr(sys, "path", [str(directory)])
-    monkeypatch.delitem(sys.modules, "listed_here", raising=False)
-    __import__("listed_here")
+def test_metadata_that_is_no_regular_file_is_no_version(tmp_path, monkeypatch):
+    fifo = tmp_path / "fifo-1.0.dist-info"
+    fifo.mkdir()
+    os.mkfifo(fifo / "METADATA")
+    (tmp_path / "zero-1.0.dist-info").mkdir()
+    os.symlink("/dev/zero", tmp_path / "zero-1.0.dist-info" / "METADATA")
+    answers = []
+    asking = threading.Thread(
+        target=lambda: answers.append(
+            gpushim_answer("fifo", [str(tmp_path)], monkeypatch) + releases.installed(["zero"])
+        ),
+        daemon=True,
+    )
+    asking.start()
+    asking.join(timeout=30)
+    assert answers == [[("fifo", None), ("zero", None)]]
 
 
-def test_the_listing_the_import_system_made_is_not_made_again(tmp_path, monkeypatch):
-    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
-    listed_by_an_import(tmp_path, monkeypatch)
-
-    def listdir(path):
-        raise AssertionError(f"{path} listed again")
-
-    monkeypatch.setattr(releases.os, "listdir", listdir)
-    assert releases.installed(("listed",)) == [("listed", "1.0")]
-
-
-def test_a_listing_older_than_the_directory_is_not_used(tmp_path, monkeypatch):
-    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
-    listed_by_an_import(tmp_path, monkeypatch)
-    dist_info(tmp_path, "listed-2.0.dist-info", "listed", "2.0")
-    # A clock tick can be coarser than the two changes: move the directory's time on, as a later write would.
-    finder = sys.path_importer_cache[str(tmp_path)]
-    os.utime(tmp_path, (finder._path_mtime + 1, finder._path_mtime + 1))
-    found = releases.installed(("listed",))
-    assert found == [("listed", "1.0"), ("listed", "2.0")] == sorted(importlib_answer("listed", [str(tmp_path)]))
+def test_a_path_entry_that_is_a_fifo_is_skipped(tmp_path, monkeypatch):
+    os.mkfifo(tmp_path / "entry")
+    dist_info(tmp_path / "site", "there-1.0.dist-info", "there", "1.0")
+    answers = []
+    paths = [str(tmp_path / "entry"), str(tmp_path / "site")]
+    asking = threading.Thread(target=lambda: answers.append(gpushim_answer("there", paths, monkeypatch)), daemon=True)
+    asking.start()
+    asking.join(timeout=30)
+    assert answers == [[("there", "1.0")]]
 
 
-def test_a_path_hooks_own_finder_is_not_asked_for_a_listing(tmp_path, monkeypatch):
-    dist_info(tmp_path, "listed-1.0.dist-info", "listed", "1.0")
+def test_a_zip_on_the_path_is_closed_after_reading(tmp_path, monkeypatch):
+    archive = tmp_path / "app.pyz"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("zipped_dist-9.1.dist-info/METADATA", header("zipped-dist", "9.1"))
+    assert gpushim_answer("zipped-dist", [str(archive)], monkeypatch) == [("zipped-dist", "9.1")]
+    open_files = [os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")]
+    assert str(archive) not in open_files
 
-    class Hostile:
-        """A path hook's finder that looks like FileFinder and raises when its listing is read."""
 
-        @property
-        def _path_cache(self):
-            raise RuntimeError("the listing asked of a finder that is not the standard library's")
-
-        _path_mtime = property(_path_cache.fget)
-
-        def invalidate_caches(self):
-            pass
-
-    monkeypatch.setitem(sys.path_importer_cache, str(tmp_path), Hostile())
-    assert gpushim_answer("listed", [str(tmp_path)], monkeypatch) == [("listed", "1.0")]
+def test_the_installs_with_a_module_are_those_beside_its_package(tmp_path, monkeypatch):
+    stray, site = tmp_path / "stray", tmp_path / "site"
+    dist_info(stray, "beside-1.0.dist-info", "beside", "1.0")
+    dist_info(site, "beside-2.0.dist-info", "beside", "2.0")
+    monkeypatch.setattr(sys, "path", [str(stray), str(site)])
+    origin = str(site / "beside" / "sub" / "__init__.py")
+    assert releases.installed_with("beside.sub", origin, ["beside"]) == [("beside", "2.0")]
+    assert releases.installed_with("beside_module", str(site / "beside_module.py"), ["beside"]) == [("beside", "2.0")]
+    # An editable install: the module lives in a source tree, its metadata in site-packages.
+    editable = str(tmp_path / "source" / "beside" / "__init__.py")
+    assert releases.installed_with("beside", editable, ["beside"]) == [("beside", "1.0"), ("beside", "2.0")]
 
 
 def test_a_distribution_finder_on_the_meta_path_is_asked_through_importlib(tmp_path, monkeypatch):
@@ -260,6 +259,66 @@ def test_the_normal_path_imports_neither_importlib_metadata_nor_packaging():
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.split() == []
+
+
+# --- the gate: the release of what is imported, read at its import ---------------------------
+
+
+def test_a_library_installed_after_status_is_gated_at_its_import(syspath):
+    first = Target(syspath)
+    registry = registry_for(make_patch(first, id="synth.first"))
+    registry.patch()
+    first.import_()
+    registry.status()
+    later = Target(syspath, distribution="synthlater")
+    registry = registry_for(make_patch(later))
+    registry.patch()
+    later.import_()
+    assert state_of(registry)["state"] == "applied"
+
+
+def test_an_upgrade_that_keeps_the_folders_times_is_gated_as_upgraded(syspath):
+    target = Target(syspath, version="1.5.0")
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    assert state_of(registry)["installed_version"] == "1.5.0"
+    folder = syspath / "synthlib_cuda12-1.5.0.dist-info"
+    times = [(path, os.stat(path)) for path in (syspath, folder, syspath / target.name)]
+    (folder / "METADATA").write_text("Metadata-Version: 2.1\nName: synthlib-cuda12\nVersion: 2.5.0\n")
+    (syspath / target.name / "__init__.py").write_text('__version__ = "2.5.0"\n\ndef compute(x):\n    return x + 1\n')
+    for path, before in times:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.import_().compute(1) == 2
+    assert (state_of(registry)["state"], state_of(registry)["installed_version"]) == ("not-affected", "2.5.0")
+
+
+def test_an_install_without_a_version_does_not_hide_the_one_that_matches(syspath):
+    target = Target(syspath)
+    (syspath / "synthlib_cuda12-0.dist-info").mkdir()
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    target.import_()
+    assert (state_of(registry)["state"], state_of(registry)["installed_version"]) == ("applied", "1.5.0")
+
+
+def test_only_with_asks_the_loaded_dependency_before_its_metadata(syspath, monkeypatch):
+    stray = syspath / "stray"
+    stray.mkdir()
+    write_distribution(stray, "synthdep", "1.0")
+    write_distribution(syspath, "synthdep", "2.0")
+    monkeypatch.syspath_prepend(str(stray))
+    monkeypatch.setitem(sys.modules, "synthdep", types.ModuleType("synthdep"))
+    sys.modules["synthdep"].__version__ = "2.0"
+    target = Target(syspath)
+    registry = registry_for(make_patch(target, only_with={"synthdep": ">=2"}))
+    registry.patch()
+    target.import_()
+    assert state_of(registry)["state"] == "applied"
+    del sys.modules["synthdep"]
+    assert state_of(registry)["reason"] == ""  # applied stays applied; a forecast reads the metadata:
+    assert registry_for(make_patch(target, only_with={"synthdep": ">=2"})).record("synth.compute")["state"] == (
+        "not-affected"
+    )
 
 
 # --- ranges -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """What gpushim reports about itself, and what importing it costs."""
 
+from gpushim.states import Record
 from tests.engine.synthetic import make_patch, registry_for, state_of
 from tests.support import run_python
 
@@ -9,9 +10,11 @@ FIELDS = {"id", "target", "distribution", "installed_version", "affected", "fixe
 def test_a_status_record_holds_the_declaration_and_the_release(target):
     registry = registry_for(make_patch(target))
     record = state_of(registry)
-    assert FIELDS <= set(record)
-    assert record == {
-        **record,
+    assert isinstance(record, Record)
+    assert (record.state, record["state"]) == ("inactive", "inactive")
+    assert FIELDS <= set(record.as_dict())
+    assert record.as_dict() == {
+        **record.as_dict(),
         "target": target.name,
         "distribution": "synthlib-cuda12",
         "installed_version": "1.5.0",

@@ -27,7 +27,7 @@ def main() -> int:
             __import__(gpushim.registry()[id].module or gpushim.registry().library(id).target)
     records = gpushim.status()
     environment = {"machine": platform.machine(), "python": platform.python_version(), "cuda_device": cuda_present()}
-    print(json.dumps({"environment": environment, "records": records}, indent=1))
+    print(json.dumps({"environment": environment, "records": [record.as_dict() for record in records]}, indent=1))
     wrong = [
         f"{r['id']}: expected {expected[r['id']]}, got {r['state']}" for r in records if r["state"] != expected[r["id"]]
     ]
