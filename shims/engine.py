@@ -51,10 +51,15 @@ class _Outcome:
 
 
 class Registry:
-    """The patches of a catalogue and what became of each of them in this process."""
+    """The patches of a catalogue and what became of each of them in this process.
 
-    def __init__(self, libraries: Iterable[Library]) -> None:
+    ``problems`` are the failed records of what other distributions declared
+    but cannot be used (see :mod:`gpushim.plugins`); :meth:`status` lists them.
+    """
+
+    def __init__(self, libraries: Iterable[Library], problems: Iterable[Record] = ()) -> None:
         self._libraries = {id: library for library in libraries for id in library.ids}
+        self._problems = list(problems)
         self._declarations: dict[str, Patch] = {}
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
@@ -299,11 +304,12 @@ class Registry:
             "reason": reason,
             "upstream": patch.upstream if patch else None,
             "summary": patch.summary if patch else None,
+            "origin": library.origin,
         }
 
     def status(self) -> list[Record]:
-        """One record per patch, in id order (see :meth:`record`)."""
-        return [self.record(id) for id in self._libraries]
+        """One record per patch, in id order (see :meth:`record`), then one per problem."""
+        return [self.record(id) for id in self._libraries] + [dict(problem) for problem in self._problems]
 
 
 def _version(release: tuple[str, str | None]) -> str:

@@ -177,6 +177,20 @@ def installed(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
     return found
 
 
+def metadata_folders() -> list[tuple[str, Reader]]:
+    """Every ``.dist-info`` and ``.egg-info`` child of the ``sys.path`` entries, in path order, with its reader.
+
+    Listed as :func:`installed` lists them (sorted by name within an entry),
+    for :mod:`gpushim.plugins` to read the entry points they declare.
+    """
+    found = []
+    for path in sys.path:
+        if isinstance(path, str):
+            entry = _entry(path)
+            found.extend((child, entry.read) for child in sorted(entry.children) if _folder_name(child) is not None)
+    return found
+
+
 def is_affected(version: str | None, specifier: str) -> bool:
     """Whether ``version`` lies in ``specifier``, pre-releases included.
 
