@@ -226,8 +226,9 @@ class Registry:
         outcome.reason = f"{type(error).__name__}: {error}"
         release = " ".join(outcome.release) if outcome.release else library.target
         upstream = self._declarations[id].issue if id in self._declarations else "its upstream bug"
+        named = id if library.origin == "gpushim" else f"{id} of {library.origin}"
         message = (
-            f"gpushim could not apply {id} to {release} ({outcome.reason}); "
+            f"gpushim could not apply {named} to {release} ({outcome.reason}); "
             f"{library.target} works as released, without the fix for {upstream}"
         )
         report.log("error", message)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gpushim
 
+from .plugins import labelled
 from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
 # Every state but these says something about the release: the patch is in effect,
@@ -30,17 +31,31 @@ LEGEND = """\
 
 
 def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
-    """gpushim's version and, per installed target release, its patches and the release that needs none.
+    """gpushim's version, the distributions that add patches, and per installed target release its patches.
 
     ``records`` are status records, those of :func:`gpushim.status` by
     default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
     patches in range for it (None when there are none): upgrading to it makes
-    them all unnecessary.
+    them all unnecessary.  ``patch_distributions`` are the other
+    distributions whose patches (or failures) the records name, with their
+    installed version.
     """
     from packaging.version import Version
 
+    from . import releases as installs
+
+    records = gpushim.status() if records is None else records
+    patch_distributions = []
+    for origin in sorted({record["origin"] for record in records if record.get("origin", "gpushim") != "gpushim"}):
+        version = next((version for _, version in installs.installed((origin,))), None)
+        failed = [
+            record["id"]
+            for record in records
+            if record["origin"] == origin and record["state"] == FAILED and record["distribution"] is None
+        ]
+        patch_distributions.append({"distribution": origin, "version": version, "failed": failed})
     releases: dict[tuple[str, str | None], dict] = {}
-    for record in gpushim.status() if records is None else records:
+    for record in records:
         if record["distribution"] is None:
             continue
         release = releases.setdefault(
@@ -55,12 +70,16 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         )
         if record["state"] in _UNRELATED:
             continue
-        release["patches"].append({"id": record["id"], "state": record["state"]})
+        release["patches"].append({"id": labelled(record), "state": record["state"]})
         if record["state"] in _IN_RANGE and (
             release["fixed_in"] is None or Version(record["fixed_in"]) > Version(release["fixed_in"])
         ):
             release["fixed_in"] = record["fixed_in"]
-    return {"gpushim": gpushim.__version__, "releases": list(releases.values())}
+    return {
+        "gpushim": gpushim.__version__,
+        "patch_distributions": patch_distributions,
+        "releases": list(releases.values()),
+    }
 
 
 def requirement(distribution: str, version: str | None) -> str:
@@ -87,6 +106,10 @@ def format_freeze(frozen: dict) -> str:
         LEGEND,
         f"gpushim=={frozen['gpushim']}",
     ]
+    for added in frozen["patch_distributions"]:
+        lines.append(requirement(added["distribution"], added["version"]))
+        lines.append("#   adds gpushim patches")
+        lines.extend(f"#   {failed}: failed" for failed in added["failed"])
     for release in frozen["releases"]:
         lines.append(requirement(release["distribution"], release["version"]))
         lines.extend(f"#   {patch['id']}: {patch['state']}" for patch in release["patches"])
