@@ -73,7 +73,7 @@ def find(own: list[Library]) -> tuple[list[Library], list[Record]]:
 def labelled(record: Record) -> str:
     """The patch id of a status record, with the distribution it comes from when that is not gpushim."""
     origin = record.get("origin", "gpushim")
-    return record["id"] if origin == "gpushim" or record["target"] is None else f"{record['id']} ({origin})"
+    return record["id"] if origin == "gpushim" or record["target"] is None else f"{record['id']} [{origin}]"
 
 
 def problem(distribution: str, name: str, reason: str) -> Record:
