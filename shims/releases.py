@@ -177,17 +177,19 @@ def installed(distributions: Iterable[str]) -> list[tuple[str, str | None]]:
     return found
 
 
-def metadata_folders() -> list[tuple[str, Reader]]:
-    """Every ``.dist-info`` and ``.egg-info`` child of the ``sys.path`` entries, in path order, with its reader.
+def metadata_folders() -> list[tuple[str, str, Reader]]:
+    """``(path, folder, reader)`` for every ``.dist-info`` and ``.egg-info`` folder of each ``sys.path`` entry.
 
-    Listed as :func:`installed` lists them (sorted by name within an entry),
-    for :mod:`gpushim.plugins` to read the entry points they declare.
+    In path order, sorted by name within an entry, listed as :func:`installed`
+    lists them; for :mod:`gpushim.plugins` to read the entry points declared.
     """
     found = []
     for path in sys.path:
         if isinstance(path, str):
             entry = _entry(path)
-            found.extend((child, entry.read) for child in sorted(entry.children) if _folder_name(child) is not None)
+            found.extend(
+                (path, child, entry.read) for child in sorted(entry.children) if child.lower().endswith(_METADATA)
+            )
     return found
 
 
@@ -242,10 +244,13 @@ def same_release(a: str | None, b: str | None) -> bool:
         return a == b
 
 
+_METADATA = (".dist-info", ".egg-info")
+
+
 def _folder_name(child: str) -> str | None:
     """The normalised name of the distribution a ``.dist-info`` or ``.egg-info`` child installs."""
     low = child.lower()
-    if not low.endswith((".dist-info", ".egg-info")):
+    if not low.endswith(_METADATA):
         return None
     return _normalise(low.rpartition(".")[0].partition("-")[0])
 

@@ -112,7 +112,7 @@ def test_a_broken_distribution_leaves_the_import_and_every_other_patch_working(b
     [
         ("gpushim-broken-patches:missing", "ModuleNotFoundError: No module named 'gpushim_broken_nowhere'"),
         ("gpushim-broken-patches:object", "the entry point must name a package"),
-        ("gpushim-broken-patches:nolib", "SyntaxError"),
+        ("gpushim-broken-patches:nolib", "TARGET is not a string literal: ("),
         ("gpushim-broken-patches:warp.sgd_argument_order", "gpushim already has a patch warp.sgd_argument_order"),
         ("exampletarget.missing_module", "ModuleNotFoundError: No module named 'gpushim_broken_dependency'"),
         ("exampletarget.syntax_error", "SyntaxError"),
