@@ -54,12 +54,15 @@ class Registry:
     """The patches of a catalogue and what became of each of them in this process.
 
     ``problems`` are the failed records of what other distributions declared
-    but cannot be used (see :mod:`gpushim.plugins`); :meth:`status` lists them.
+    but cannot be used (see :mod:`gpushim.plugins`): :meth:`status` lists them,
+    and the first :meth:`patch` of every patch warns of them (raises, under
+    ``GPUSHIM_STRICT=1``, once the patches it can apply are in place).
     """
 
     def __init__(self, libraries: Iterable[Library], problems: Iterable[Record] = ()) -> None:
         self._libraries = {id: library for library in libraries for id in library.ids}
         self._problems = list(problems)
+        self._problems_reported = False
         self._declarations: dict[str, Patch] = {}
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
@@ -119,6 +122,21 @@ class Registry:
             self._late.update(name for name in names if name in sys.modules)
             self._watch(names)
         self._catch_up(names)
+        if not ids:
+            self._report_problems()
+
+    def _report_problems(self) -> None:
+        """Warn once of what other distributions declared but cannot be used; raise for it if strict."""
+        messages = [
+            f"gpushim cannot use {problem['id']} ({problem['reason']}); its patches are not applied"
+            for problem in self._problems
+        ]
+        if not self._problems_reported:
+            self._problems_reported = True
+            for message in messages:
+                report.warn(message)
+        if messages and self._strict:
+            raise PatchError("; ".join(messages))
 
     def _watch(self, names: list[str]) -> None:
         """Have the import hook call back for each of ``names`` whenever it is imported; the lock is held."""

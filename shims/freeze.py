@@ -37,8 +37,8 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
     default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
     patches in range for it (None when there are none): upgrading to it makes
     them all unnecessary.  ``patch_distributions`` are the other
-    distributions whose patches (or failures) the records name, with their
-    installed version.
+    distributions whose patches the records name, with their installed
+    version and the ids of theirs that failed before a release was told.
     """
     from packaging.version import Version
 
@@ -51,7 +51,7 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         failed = [
             record["id"]
             for record in records
-            if record["origin"] == origin and record["state"] == FAILED and record["distribution"] is None
+            if record.get("origin") == origin and record["state"] == FAILED and record["distribution"] is None
         ]
         patch_distributions.append({"distribution": origin, "version": version, "failed": failed})
     releases: dict[tuple[str, str | None], dict] = {}

@@ -127,6 +127,19 @@ def test_each_unusable_thing_is_a_failed_record_with_its_reason(broken_status, i
     assert record["origin"] == "gpushim-broken-patches"
 
 
+def test_import_gpushim_auto_warns_once_of_each_unusable_thing(sites):
+    finished = run_python("import gpushim.auto, gpushim; gpushim.patch()", env={"PYTHONPATH": str(sites["broken"])})
+    assert finished.returncode == 0
+    warned = [line for line in finished.stderr.splitlines() if "GpushimWarning: gpushim cannot use" in line]
+    assert len(warned) == 4 and "gpushim-broken-patches:missing (" in finished.stderr
+
+
+def test_gpushim_strict_makes_an_unusable_thing_an_error(sites):
+    finished = run_python("import gpushim.auto", env={"PYTHONPATH": str(sites["broken"]), "GPUSHIM_STRICT": "1"})
+    assert finished.returncode == 1
+    assert "PatchError: gpushim cannot use gpushim-broken-patches:warp.sgd_argument_order" in finished.stderr
+
+
 def test_status_names_the_distribution(sites, affected):
     table = gpushim_command("status", folders=[sites["example"], affected]).stdout
     assert f"{LABEL}  inactive" in table
