@@ -99,7 +99,7 @@ def declarations() -> list[tuple[str, str, str]]:
 
     found, seen = [], set()
     for path, folder, read in releases.metadata_folders():
-        key = folder.partition("-")[0].lower().replace(".", "_")  # enough to tell a second install of one name
+        key = folder.rpartition(".")[0].partition("-")[0].lower().replace(".", "_")  # tells a second install apart
         if key in seen:
             continue
         seen.add(key)
