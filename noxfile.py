@@ -72,15 +72,15 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHONS)
 @nox.parametrize("wrapt", ["1.17.3", "2.5.2"])
 def tests(session: nox.Session, wrapt: str) -> None:
-    """The engine against synthetic targets on each Python with wrapt 1.x and 2.x; on nox's own Python
-    also the catalogue's declarations and the commands as installed."""
+    """The engine against synthetic targets, and patches from other distributions, on each Python with wrapt
+    1.x and 2.x; on nox's own Python also the catalogue's declarations and the commands as installed."""
     if session.python == "3.8":
         wrapt = WRAPT_ON_PYTHON_38.get(wrapt, wrapt)
     session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
     if session.python != MAIN_PYTHON:
-        session.run("pytest", "tests/engine", *session.posargs)
+        session.run("pytest", "tests/engine", "tests/plugins", *session.posargs)
         return
-    session.run("pytest", "tests/engine", "tests/catalogue", "tests/cli", *session.posargs)
+    session.run("pytest", "tests/engine", "tests/plugins", "tests/catalogue", "tests/cli", *session.posargs)
 
 
 def install_cell(session: nox.Session, cell: str) -> dict:

@@ -4,7 +4,10 @@ The budget is 5 ms, the median of the cumulative figure ``python -X importtime``
 reports for ``gpushim.auto``, importing no GPU or array library, however many
 patches there are.  The larger catalogues are a temporary copy of the
 installed package with generated patch modules in a library folder of their
-own, put first on ``PYTHONPATH``.
+own, put first on ``PYTHONPATH``.  Then the same with patches from another
+distribution (found through its entry point), and with 300 distributions
+installed beside gpushim, half of them declaring entry points: finding other
+distributions' patches reads each one's ``entry_points.txt``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,28 @@ def copy_with_generated_patches(root: Path, total: int, template: str = GENERATE
     return site
 
 
+def site_with_distributions(root: Path, total: int, patches: int = 0, template: str = GENERATED) -> Path:
+    """A site directory of ``total`` distributions, one of them adding ``patches`` patches if asked."""
+    site = root / f"distributions{total}-{patches}"
+    for index in range(total):
+        dist_info = site / f"bench_distribution_{index}-1.0.dist-info"
+        dist_info.mkdir(parents=True)
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: bench-distribution-{index}\nVersion: 1.0\n")
+        if index % 2:
+            (dist_info / "entry_points.txt").write_text(f"[console_scripts]\nbench{index} = bench{index}:main\n")
+        if index == 0 and patches:
+            (dist_info / "entry_points.txt").write_text("[gpushim.patches]\nbench = bench_patches\n")
+            folder = site / "bench_patches" / "generated"
+            folder.mkdir(parents=True)
+            (folder.parent / "__init__.py").write_text("")
+            (folder / "__init__.py").write_text(
+                'TARGET = "gpushim_generated_target"\nDISTRIBUTIONS = ("gpushim-generated",)\n'
+            )
+            for number in range(patches):
+                (folder / f"patch_{number}.py").write_text(template.format(index=number))
+    return site
+
+
 def cumulative_us(site: Path | None) -> int:
     # Bytecode is written on the first run and read on the others, as in a user's environment.
     environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
@@ -73,6 +98,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         for total in SIZES:
             report(f"{total} patches", copy_with_generated_patches(Path(root), total))
+        own = len(gpushim.registry().ids)
+        for total, patches in ((1, 50), (1, 500), (300, 0), (300, 500)):
+            label = f"{own} + {patches} patches of another distribution, {total} distributions on PYTHONPATH"
+            report(label, site_with_distributions(Path(root), total, patches))
 
 
 if __name__ == "__main__":

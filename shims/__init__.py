@@ -52,12 +52,19 @@ def __getattr__(name: str):
 
 
 def registry() -> Registry:
-    """The registry of gpushim's own patches (``gpushim.patches``), discovered on first use."""
+    """The registry of gpushim's own patches (``gpushim.patches``) and other distributions', discovered on first use.
+
+    Other distributions' come through entry points (:mod:`gpushim.plugins`).
+    """
     global _registry
     if _registry is None:
+        from .catalogue import discover
         from .engine import Registry
+        from .plugins import find
 
-        _registry = Registry.discover(f"{__name__}.patches")
+        own = discover(f"{__name__}.patches")
+        theirs, problems = find(own)
+        _registry = Registry(own + theirs, problems)
     return _registry
 
 

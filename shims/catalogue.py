@@ -11,7 +11,8 @@ Finding them lists folders and file names and imports the library packages
 only, so ``import gpushim.auto`` costs the same with five patches or five
 hundred; a patch module is imported when its target finishes importing, or
 when something asks for its declaration (status, the self-test, the CLI).
-Patches are found on the file system, where pip installs them.
+Patches are found on the file system, where pip installs them.  Other
+distributions add library folders of their own (see :mod:`gpushim.plugins`).
 """
 
 from __future__ import annotations
@@ -29,16 +30,23 @@ if TYPE_CHECKING:
 class Library:
     """The patches of one target library, known by id before any of them is loaded."""
 
-    __slots__ = ("name", "target", "distributions", "ids", "_load")
+    __slots__ = ("name", "target", "distributions", "ids", "_load", "origin")
 
     def __init__(
-        self, name: str, target: str, distributions: tuple[str, ...], ids: list[str], load: Callable[[str], Patch]
+        self,
+        name: str,
+        target: str,
+        distributions: tuple[str, ...],
+        ids: list[str],
+        load: Callable[[str], Patch],
+        origin: str = "gpushim",
     ) -> None:
         self.name = name
         self.target = target
         self.distributions = tuple(distributions)
         self.ids = ids
         self._load = load
+        self.origin = origin  # the distribution the patches come from
 
     def load(self, id: str) -> Patch:
         """The declaration of patch ``id``, checked; raises whatever its module raises."""
@@ -54,23 +62,32 @@ def discover(package_name: str) -> list[Library]:
     """The libraries under the package ``package_name``, in name order."""
     package = __import__(package_name, fromlist=["__path__"])
     libraries = []
-    for folder in package.__path__:
-        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
-            if entry.name.startswith(("_", ".")) or not os.path.isfile(os.path.join(entry.path, "__init__.py")):
-                continue
-            library = __import__(f"{package_name}.{entry.name}", fromlist=["TARGET"])
-            ids = sorted(
-                f"{entry.name}.{name[:-3]}"
-                for name in os.listdir(entry.path)
-                if name.endswith(".py") and not name.startswith("_")
-            )
-            libraries.append(
-                Library(entry.name, library.TARGET, library.DISTRIBUTIONS, ids, _module_loader(package_name))
-            )
+    for name, folder in library_folders(package.__path__):
+        library = __import__(f"{package_name}.{name}", fromlist=["TARGET"])
+        libraries.append(
+            Library(name, library.TARGET, library.DISTRIBUTIONS, patch_ids(name, folder), module_loader(package_name))
+        )
     return libraries
 
 
-def _module_loader(package_name: str) -> Callable[[str], Patch]:
+def library_folders(folders: list[str]) -> list[tuple[str, str]]:
+    """``(name, path)`` of each library folder (a package not named ``_*``) in the package folders ``folders``."""
+    return [
+        (entry.name, entry.path)
+        for folder in folders
+        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name)
+        if not entry.name.startswith(("_", ".")) and os.path.isfile(os.path.join(entry.path, "__init__.py"))
+    ]
+
+
+def patch_ids(library: str, folder: str) -> list[str]:
+    """The ids of the patch modules in the library folder ``folder``, sorted."""
+    return sorted(
+        f"{library}.{name[:-3]}" for name in os.listdir(folder) if name.endswith(".py") and not name.startswith("_")
+    )
+
+
+def module_loader(package_name: str) -> Callable[[str], Patch]:
     def load(id: str) -> Patch:
         module = __import__(f"{package_name}.{id}", fromlist=["patch"])
         patch = getattr(module, "patch", None)

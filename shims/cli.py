@@ -16,6 +16,7 @@ import textwrap
 
 import gpushim
 
+from .plugins import labelled
 from .states import FAILED
 
 DESCRIPTION = """\
@@ -34,7 +35,8 @@ _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "rea
 
 
 def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> str:
-    """A plain-text table, one row per record."""
+    """A plain-text table, one row per record; an id from another distribution says which."""
+    records = [{**record, "id": labelled(record)} for record in records]
     rows = [columns] + [tuple(str(record[c] or "-") for c in columns) for record in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
@@ -88,7 +90,7 @@ def patch_table(records: list[dict] | None = None) -> str:
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
         rows.append(
-            f"| `{record['id']}` | {record['target']} | `{record['affected']}` | {record['fixed_in']} "
+            f"| `{labelled(record)}` | {record['target']} | `{record['affected']}` | {record['fixed_in']} "
             f"| {record['upstream']} | {record['summary']} |"
         )
     return "\n".join(rows)
@@ -97,10 +99,13 @@ def patch_table(records: list[dict] | None = None) -> str:
 def patch_list(records: list[dict], width: int) -> str:
     """The patches as a terminal table, what each fixes wrapped to ``width`` columns."""
     columns = ("id", "affected", "fixed in")
-    rows = [columns] + [(record["id"], record["affected"], record["fixed_in"]) for record in records]
+    rows = [columns] + [(labelled(record), record["affected"] or "-", record["fixed_in"] or "-") for record in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     indent = sum(widths) + 2 * len(widths)
-    summaries = ["what it fixes"] + [f"{record['summary']} ({record['upstream']})" for record in records]
+    summaries = ["what it fixes"] + [
+        f"{record['summary']} ({record['upstream']})" if record["target"] else f"failed: {record['reason']}"
+        for record in records
+    ]
     lines = []
     for row, summary in zip(rows, summaries):
         left = "".join(cell.ljust(w + 2) for cell, w in zip(row, widths))
@@ -110,7 +115,7 @@ def patch_list(records: list[dict], width: int) -> str:
     return "\n".join(lines)
 
 
-_DECLARED = ("id", "target", "affected", "fixed_in", "upstream", "summary")
+_DECLARED = ("id", "target", "affected", "fixed_in", "upstream", "summary", "origin")
 
 
 def _patches(arguments: argparse.Namespace) -> int:
@@ -183,8 +188,8 @@ def parser() -> argparse.ArgumentParser:
     patches = command(
         "patches",
         "the patches gpushim has and the releases they apply to",
-        "Every patch gpushim ships: its id, the affected releases, the first fixed release, the "
-        "upstream issue and fix, and what it fixes.",
+        "Every patch gpushim ships or another installed distribution adds (named after the id): its id, "
+        "the affected releases, the first fixed release, the upstream issue and fix, and what it fixes.",
         _patches,
         "print the declarations as JSON",
     )

@@ -51,10 +51,18 @@ class _Outcome:
 
 
 class Registry:
-    """The patches of a catalogue and what became of each of them in this process."""
+    """The patches of a catalogue and what became of each of them in this process.
 
-    def __init__(self, libraries: Iterable[Library]) -> None:
+    ``problems`` are the failed records of what other distributions declared
+    but cannot be used (see :mod:`gpushim.plugins`): :meth:`status` lists them,
+    and the first :meth:`patch` of every patch warns of them (raises, under
+    ``GPUSHIM_STRICT=1``, once the patches it can apply are in place).
+    """
+
+    def __init__(self, libraries: Iterable[Library], problems: Iterable[Record] = ()) -> None:
         self._libraries = {id: library for library in libraries for id in library.ids}
+        self._problems = list(problems)
+        self._problems_reported = False
         self._declarations: dict[str, Patch] = {}
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
@@ -114,6 +122,21 @@ class Registry:
             self._late.update(name for name in names if name in sys.modules)
             self._watch(names)
         self._apply_to_imported(names)
+        if not ids:
+            self._report_problems()
+
+    def _report_problems(self) -> None:
+        """Warn once of what other distributions declared but cannot be used; raise for it if strict."""
+        messages = [
+            f"gpushim cannot use {problem['id']} ({problem['reason']}); its patches are not applied"
+            for problem in self._problems
+        ]
+        if not self._problems_reported:
+            self._problems_reported = True
+            for message in messages:
+                report.warn(message)
+        if messages and self._strict:
+            raise PatchError("; ".join(messages))
 
     def _watch(self, names: list[str]) -> None:
         """Have the import hook call back for each of ``names`` whenever it is imported; the lock is held."""
@@ -225,8 +248,9 @@ class Registry:
         outcome.reason = f"{type(error).__name__}: {error}"
         release = " ".join(outcome.release) if outcome.release else library.target
         upstream = self._declarations[id].issue if id in self._declarations else "its upstream bug"
+        named = id if library.origin == "gpushim" else f"{id} of {library.origin}"
         message = (
-            f"gpushim could not apply {id} to {release} ({outcome.reason}); "
+            f"gpushim could not apply {named} to {release} ({outcome.reason}); "
             f"{library.target} works as released, without the fix for {upstream}"
         )
         report.log("error", message)
@@ -316,14 +340,15 @@ class Registry:
             reason=reason,
             upstream=patch.upstream if patch else None,
             summary=patch.summary if patch else None,
+            origin=library.origin,
         )
 
     def status(self) -> list[Record]:
-        """One record per patch, in id order (see :meth:`record`)."""
+        """One record per patch, in id order (see :meth:`record`), then one per problem."""
         from .releases import Listings
 
         listings = Listings()
-        return [self.record(id, listings) for id in self._libraries]
+        return [self.record(id, listings) for id in self._libraries] + list(self._problems)
 
 
 def _version(release: tuple[str, str | None]) -> str:

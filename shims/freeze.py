@@ -17,6 +17,7 @@ from __future__ import annotations
 import gpushim
 
 from . import releases
+from .plugins import labelled
 from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
 # Every state but these says something about the release: the patch is in effect,
@@ -31,16 +32,29 @@ LEGEND = """\
 
 
 def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
-    """gpushim's version and, per installed target release, its patches and the release that needs none.
+    """gpushim's version, the distributions that add patches, and per installed target release its patches.
 
     ``records`` are status records, those of :func:`gpushim.status` by
     default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
     patches in range for it (None when there are none): upgrading to it makes
     them all unnecessary.  Versions are compared as :mod:`gpushim.releases`
     compares them, so that plain releases need no ``packaging``.
+    ``patch_distributions`` are the other distributions whose patches the
+    records name, with their installed version and the ids of theirs that
+    failed before a release was told.
     """
+    records = gpushim.status() if records is None else records
+    patch_distributions = []
+    for origin in sorted({record.get("origin", "gpushim") for record in records} - {"gpushim"}):
+        version = next((version for _, version in releases.installed((origin,))), None)
+        failed = [
+            record["id"]
+            for record in records
+            if record.get("origin") == origin and record["state"] == FAILED and record["distribution"] is None
+        ]
+        patch_distributions.append({"distribution": origin, "version": version, "failed": failed})
     found: dict[tuple[str, str | None], dict] = {}
-    for record in gpushim.status() if records is None else records:
+    for record in records:
         if record["distribution"] is None:
             continue
         release = found.setdefault(
@@ -55,12 +69,16 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         )
         if record["state"] in _UNRELATED:
             continue
-        release["patches"].append({"id": record["id"], "state": record["state"]})
+        release["patches"].append({"id": labelled(record), "state": record["state"]})
         if record["state"] in _IN_RANGE and (
             release["fixed_in"] is None or releases.is_affected(record["fixed_in"], f">{release['fixed_in']}")
         ):
             release["fixed_in"] = record["fixed_in"]
-    return {"gpushim": gpushim.__version__, "releases": list(found.values())}
+    return {
+        "gpushim": gpushim.__version__,
+        "patch_distributions": patch_distributions,
+        "releases": list(found.values()),
+    }
 
 
 def requirement(distribution: str, version: str | None) -> str:
@@ -86,6 +104,10 @@ def format_freeze(frozen: dict) -> str:
         LEGEND,
         f"gpushim=={frozen['gpushim']}",
     ]
+    for added in frozen["patch_distributions"]:
+        lines.append(requirement(added["distribution"], added["version"]))
+        lines.append("#   adds gpushim patches")
+        lines.extend(f"#   {failed}: failed" for failed in added["failed"])
     for release in frozen["releases"]:
         lines.append(requirement(release["distribution"], release["version"]))
         lines.extend(f"#   {patch['id']}: {patch['state']}" for patch in release["patches"])

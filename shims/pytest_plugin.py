@@ -22,6 +22,7 @@ import pytest
 import gpushim
 from gpushim import PatchError, switches
 
+from .plugins import labelled
 from .states import FAILED, INACTIVE, Record
 
 
@@ -69,15 +70,19 @@ def header(records: list[dict[str, str | None]]) -> str:
 
     ``pending`` and ``inactive`` must not be confused here: a test has the
     fix of a pending patch as soon as it imports the library, and never has
-    the fix of an inactive one.
+    the fix of an inactive one.  A patch of another distribution names it,
+    and what another distribution declared but cannot be used is listed last.
     """
     releases: dict[str, list[str]] = {}
     for record in records:
         if record["distribution"] is not None:
             release = f"{record['distribution']} {record['installed_version']}"
-            releases.setdefault(release, []).append(f"{record['id']} {record['state']}")
+            releases.setdefault(release, []).append(f"{labelled(record)} {record['state']}")
     listed = ", ".join(f"{release} ({', '.join(patches)})" for release, patches in releases.items())
     line = f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
+    unusable = [f"{record['id']} ({record['reason']})" for record in records if record["target"] is None]
+    if unusable:
+        line += f"; failed: {', '.join(unusable)}"
     if any(record["state"] == INACTIVE for record in records):
         line += f"; {INACTIVE_NOTE}"
     return line

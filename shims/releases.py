@@ -170,6 +170,22 @@ def installed_with(
     return installed(distributions, listings)
 
 
+def metadata_folders() -> list[tuple[str, str, Reader]]:
+    """``(path, folder, reader)`` for every ``.dist-info`` and ``.egg-info`` folder of each ``sys.path`` entry.
+
+    In path order, sorted by name within an entry, listed as :func:`installed`
+    lists them; for :mod:`gpushim.plugins` to read the entry points declared.
+    """
+    listings, found = Listings(), []
+    for path in sys.path:
+        if isinstance(path, str):
+            listing = listings.of(path)
+            found.extend(
+                (path, child, listing.read) for child in sorted(listing.children) if child.lower().endswith(_METADATA)
+            )
+    return found
+
+
 def is_affected(version: str | None, specifier: str) -> bool:
     """Whether ``version`` lies in ``specifier``, pre-releases included.
 
@@ -218,10 +234,13 @@ def same_release(a: str | None, b: str | None) -> bool:
         return a == b
 
 
+_METADATA = (".dist-info", ".egg-info")
+
+
 def _folder_name(child: str) -> str | None:
     """The normalised name of the distribution a ``.dist-info`` or ``.egg-info`` child installs."""
     low = child.lower()
-    if not low.endswith((".dist-info", ".egg-info")):
+    if not low.endswith(_METADATA):
         return None
     return _normalise(low.rpartition(".")[0].partition("-")[0])
 

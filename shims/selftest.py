@@ -150,7 +150,9 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
     for record in gpushim.status():
         result = {**record.as_dict(), "verdict": None, "without": "", "with": ""}
         results.append(result)
-        if record["state"] in (NOT_INSTALLED, DISABLED):
+        if record["target"] is None:  # what another distribution declared but cannot be used
+            result["verdict"], result["without"] = PROBE_ERROR, record["reason"]
+        elif record["state"] in (NOT_INSTALLED, DISABLED):
             result["verdict"] = f"skipped: {record['state']}"
         else:
             libraries.setdefault(record["target"], []).append(result)

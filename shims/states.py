@@ -17,11 +17,14 @@ class Record:
     """What ``gpushim.status()`` says of one patch: its declaration, its target's installed release, its state.
 
     Fields read as attributes (``record.state``) or by name (``record["state"]``,
-    as the plain dicts of earlier releases were read); :meth:`as_dict` is the
+    as the plain dicts of earlier releases were read: ``get``, ``keys`` and
+    ``dict(record)`` work as on them); :meth:`as_dict` is the
     form ``gpushim status --json`` prints.  ``distribution`` and
     ``installed_version`` are None where no release could be told;
     ``affected``, ``fixed_in``, ``upstream`` and ``summary`` where the patch
-    module cannot be loaded.
+    module cannot be loaded.  ``origin`` is the distribution the patch comes
+    from: ``gpushim``, or the one that added it through the ``gpushim.patches``
+    entry point group.
     """
 
     FIELDS = (
@@ -35,6 +38,7 @@ class Record:
         "reason",
         "upstream",
         "summary",
+        "origin",
     )
     __slots__ = FIELDS
 
@@ -50,21 +54,37 @@ class Record:
         reason: str,
         upstream: str | None,
         summary: str | None,
+        origin: str = "gpushim",
     ) -> None:
         self.id, self.target, self.state, self.reason = id, target, state, reason
         self.distribution, self.installed_version = distribution, installed_version
         self.affected, self.fixed_in, self.upstream, self.summary = affected, fixed_in, upstream, summary
+        self.origin = origin
 
     def __getitem__(self, field: str) -> str | None:
         if field not in self.FIELDS:
             raise KeyError(field)
         return getattr(self, field)
 
+    def get(self, field: str, default: str | None = None) -> str | None:
+        return getattr(self, field) if field in self.FIELDS else default
+
+    def keys(self) -> tuple[str, ...]:
+        return self.FIELDS
+
+    def __iter__(self):
+        return iter(self.FIELDS)
+
+    def __len__(self) -> int:
+        return len(self.FIELDS)
+
     def as_dict(self) -> dict[str, str | None]:
         return {field: getattr(self, field) for field in self.FIELDS}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Record) and self.as_dict() == other.as_dict()
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"<Record {self.id} {self.state}>"

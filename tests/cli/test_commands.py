@@ -14,7 +14,7 @@ from tests.cli.scripts import command, environment, status, write_distribution
 
 README = Path(__file__).parents[2] / "README.md"
 COMMANDS = ("status", "selftest", "patches", "freeze", "run", "bootstrap-path")
-DECLARED = {"id", "target", "affected", "fixed_in", "upstream", "summary"}
+DECLARED = {"id", "target", "affected", "fixed_in", "upstream", "summary", "origin"}
 
 
 @pytest.mark.parametrize("script", ["gpushim", "gpushim-run"])

@@ -10,7 +10,7 @@ from gpushim.pytest_plugin import INACTIVE_NOTE, header
 
 
 def record(id, state, distribution="warp-lang", version="1.6.0"):
-    return {"id": id, "distribution": distribution, "installed_version": version, "state": state}
+    return {"id": id, "target": "warp", "distribution": distribution, "installed_version": version, "state": state}
 
 
 def test_inactive_patches_are_named_and_explained():

@@ -15,7 +15,7 @@ import sys
 import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
 from gpushim.device import cuda_present
-from tests.matrix.cells import expected_state, installed_versions
+from gpushim.testing import expected_state, installed_versions
 
 
 def main() -> int:

@@ -3,9 +3,9 @@
 A cell is a name, the requirements it installs and whether it has a GPU half.
 What each patch must do there is not written in the cell: it follows from the
 patch's declaration (``affected``, ``only_with``) and the releases installed,
-computed here with :mod:`importlib.metadata` and :mod:`packaging`, apart from
-gpushim's own gate, so that the matrix checks that gate and cannot leave a
-new patch unchecked.
+computed by :func:`gpushim.testing.expected_state` with :mod:`importlib.metadata`
+and :mod:`packaging`, apart from gpushim's own gate, so that the matrix checks
+that gate and cannot leave a new patch unchecked.
 """
 
 from __future__ import annotations
@@ -59,34 +59,3 @@ def load_references() -> dict[str, str]:
 
 def reference_of(id: str) -> str | None:
     return load_references().get(id)
-
-
-def installed_versions() -> dict[str, str]:
-    """Every distribution of this environment, by normalised name."""
-    from importlib import metadata
-
-    from packaging.utils import canonicalize_name
-
-    return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
-
-
-def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
-    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.utils import canonicalize_name
-
-    import gpushim
-
-    installed = installed_versions() if installed is None else installed
-    patch, library = gpushim.registry()[id], gpushim.registry().library(id)
-    versions = [
-        installed[canonicalize_name(name)] for name in library.distributions if canonicalize_name(name) in installed
-    ]
-    if not versions:
-        return "not-installed"
-    conditions = [(versions[0], patch.affected)]
-    conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
-    inside = all(
-        version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
-    )
-    return "applied" if inside else "not-affected"

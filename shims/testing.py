@@ -1,0 +1,206 @@
+"""The contract every patch must keep, as tests a patch's own test suite can run.
+
+gpushim's matrix runs it on its own patches; a distribution that adds patches
+(see :mod:`gpushim.plugins`) runs it on its own in its own environment::
+
+    from gpushim.testing import Contract
+
+    class TestGpushimContract(Contract):
+        distribution = "acme-fixes"  # or: ids = ("warp.acme_stream_leak",)
+
+The state each patch must reach is derived from its declaration and the
+installed distributions, never copied: where that state is ``applied`` the
+probe must show the bug without gpushim and not with it, whichever comes
+first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back;
+patching twice wraps once; what the patch put in place keeps what it
+replaced as ``__wrapped__``; ``unpatch()`` restores the identical objects.
+Where the patch ends in any other state, the probe finds no bug and the
+patch touched nothing.  Probes run in fresh interpreters, all of the
+checked patches' in one per question, and a probe that crashes its
+interpreter is asked again in one of its own, where the crash counts as the
+bug showing.  Only patches whose target is installed are checked.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+import gpushim
+from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
+
+PROBES = """
+import json, sys
+{before}
+{targets}
+{after}
+import gpushim
+with open(sys.argv[1], "a") as answers:
+    for id in sys.argv[2:]:
+        bug = gpushim.registry()[id].probe()
+        answers.write(json.dumps({{"id": id, "bug": bug, "state": gpushim.record(id)["state"]}}) + "\\n")
+        answers.flush()
+"""
+
+# What runs before and after the targets' imports.
+WITHOUT, GPUSHIM_FIRST, TARGET_FIRST = ("", ""), ("import gpushim.auto", ""), ("", "import gpushim.auto")
+
+
+def installed_versions() -> dict[str, str]:
+    """Every distribution of this environment, by normalised name."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+
+
+def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
+    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    installed = installed_versions() if installed is None else installed
+    patch, library = gpushim.registry()[id], gpushim.registry().library(id)
+    versions = [
+        installed[canonicalize_name(name)] for name in library.distributions if canonicalize_name(name) in installed
+    ]
+    if not versions:
+        return NOT_INSTALLED
+    conditions = [(versions[0], patch.affected)]
+    conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
+    inside = all(
+        version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
+    )
+    return APPLIED if inside else NOT_AFFECTED
+
+
+def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> dict[str, tuple[str | None, str]]:
+    """Each probe's answer and its patch's state, from one fresh interpreter that imports the targets.
+
+    The interpreter inherits no ``GPUSHIM_*`` switch but ``GPUSHIM_DISABLE=disabled``.
+    A probe that kills its interpreter (a double free does) is asked again in
+    one of its own, where dying counts as the bug showing.
+    """
+    targets = "\n".join(f"import {target}" for target in sorted({gpushim.registry().library(id).target for id in ids}))
+    code = PROBES.format(before=order[0], targets=targets, after=order[1])
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
+    if disabled:
+        env["GPUSHIM_DISABLE"] = disabled
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "answers.jsonl")
+        finished = subprocess.run(
+            [sys.executable, "-c", code, path, *ids], env=env, capture_output=True, text=True, timeout=600
+        )
+        answered = {}
+        if os.path.exists(path):
+            with open(path) as lines:
+                for line in lines.read().splitlines():
+                    answer = json.loads(line)
+                    answered[answer["id"]] = (answer["bug"], answer["state"])
+    if finished.returncode < 0 and len(ids) == 1:
+        return {ids[0]: (f"the interpreter died of signal {-finished.returncode}", "-")}
+    assert finished.returncode <= 0, finished.stderr[-3000:]
+    missing = tuple(id for id in ids if id not in answered)
+    for id in missing:
+        answered.update(probes((id,), order, disabled))
+    return answered
+
+
+@functools.lru_cache(maxsize=None)
+def answers(ids: tuple[str, ...], order: tuple[str, str]) -> dict[str, tuple[str | None, str]]:
+    """The probes of ``ids``, asked once per process in each order."""
+    return probes(ids, order)
+
+
+def installed_ids(distribution: str | None = None) -> list[str]:
+    """The patches whose target is installed, of ``distribution`` only if given."""
+    registry = gpushim.registry()
+    return [
+        id
+        for id in registry.ids
+        if (distribution is None or registry.library(id).origin == distribution)
+        and gpushim.record(id)["state"] != NOT_INSTALLED
+    ]
+
+
+class Contract:
+    """The contract's checks for the patches ``ids`` (by default those of ``distribution``; by default, all).
+
+    Subclass it as a test class; each check runs once per patch whose target is installed.
+    """
+
+    ids: tuple[str, ...] = ()
+    distribution: str | None = None
+
+    def checked_ids(self) -> tuple[str, ...]:
+        return tuple(self.ids) or tuple(installed_ids(self.distribution))
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "id" in metafunc.fixturenames:
+            metafunc.parametrize("id", self.checked_ids())
+
+    def probe(self, id: str, order: tuple[str, str]) -> tuple[str | None, str]:
+        return answers(self.checked_ids(), order)[id]
+
+    @pytest.fixture
+    def expected(self, id: str) -> str:
+        return expected_state(id)
+
+    @pytest.fixture
+    def target(self, id: str):
+        """The module the patch changes, imported as a user would: its library first."""
+        importlib.import_module(gpushim.registry().library(id).target)
+        return importlib.import_module(gpushim.registry()[id].module or gpushim.registry().library(id).target)
+
+    def test_the_state_is_the_one_derived_from_the_declaration_and_the_install(self, id, expected):
+        _, state = self.probe(id, GPUSHIM_FIRST)
+        assert state == expected
+
+    def test_needed_the_probe_shows_the_bug_without_gpushim_exactly_where_it_applies(self, id, expected):
+        bug, _ = self.probe(id, WITHOUT)
+        assert (bug is not None) == (expected == APPLIED), bug
+
+    @pytest.mark.parametrize("order", [GPUSHIM_FIRST, TARGET_FIRST], ids=["gpushim first", "target first"])
+    def test_effective_with_gpushim_before_or_after_the_target(self, id, expected, order):
+        assert self.probe(id, order) == (None, expected)
+
+    def test_disabling_the_patch_brings_the_bug_back(self, id, expected):
+        if expected != APPLIED:
+            pytest.skip(f"{id} is {expected} here")
+        bug, state = probes((id,), GPUSHIM_FIRST, disabled=id)[id]
+        assert bug is not None and state == DISABLED
+
+    def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
+        gpushim.patch(id)
+        try:
+            journal = gpushim.registry().journal(id)
+            if expected != APPLIED:
+                assert journal is None, f"{id} is {expected} here but replaced {journal.entries}"
+                return
+            entries = list(journal.entries)
+            gpushim.patch(id)
+            assert gpushim.registry().journal(id).entries == entries
+            for entry in entries:
+                assert entry.bound() is entry.new
+                assert entry.new.__wrapped__ is entry.original
+        finally:
+            gpushim.unpatch(id)
+
+    def test_unpatch_restores_the_identical_objects_everywhere(self, id, expected, target):
+        if expected != APPLIED:
+            pytest.skip(f"{id} is {expected} here")
+        gpushim.patch(id)
+        try:
+            entries = list(gpushim.registry().journal(id).entries)
+        finally:
+            gpushim.unpatch(id)
+        for entry in entries:
+            assert entry.bound() is (None if entry.inherited else entry.original)

@@ -1,0 +1,1 @@
+"""Library folders, some of them unusable."""

@@ -1,0 +1,1 @@
+"""Warp, whose patch ids gpushim already has."""

@@ -1,0 +1,2 @@
+TARGET = "gpushim_example_target"
+DISTRIBUTIONS = ("gpushim-example-target",)

@@ -1,0 +1,1 @@
+import gpushim_broken_dependency  # noqa: F401

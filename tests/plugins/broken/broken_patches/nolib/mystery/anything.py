@@ -1,0 +1,1 @@
+raise RuntimeError("a patch of a library folder that cannot be read is never imported")

@@ -1,0 +1,1 @@
+"""A team's fixes for the libraries it pins, contributed to gpushim through an entry point."""

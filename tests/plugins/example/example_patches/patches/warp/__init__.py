@@ -1,0 +1,1 @@
+"""Patches for NVIDIA Warp, a library gpushim knows: its target and distributions are gpushim's."""

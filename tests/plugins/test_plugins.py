@@ -1,0 +1,207 @@
+"""Patches from other distributions behave as gpushim's own: lazy, gated, fail-open, switchable, listed.
+
+The example distribution adds ``exampletarget.compute_off_by_one`` for a
+synthetic library and ``warp.example_synchronize`` for Warp; the broken one
+adds everything that cannot be used.  Each check runs a fresh interpreter
+with the distributions and the target on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.plugins.conftest import HERE
+from tests.support import run_python
+
+ID = "exampletarget.compute_off_by_one"
+LABEL = f"{ID} [gpushim-example-patches]"
+
+
+def python(code: str, *folders, env: dict | None = None) -> str:
+    """What ``code`` prints, run with ``folders`` on ``PYTHONPATH``; it must succeed."""
+    finished = run_python(code, env={"PYTHONPATH": os.pathsep.join(map(str, folders)), **(env or {})})
+    assert finished.returncode == 0, finished.stderr
+    return finished.stdout
+
+
+def gpushim_command(*arguments: str, folders, check: bool = True) -> subprocess.CompletedProcess:
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
+    finished = subprocess.run(
+        [sys.executable, "-m", "gpushim", *arguments],
+        env={**clean, "PYTHONPATH": os.pathsep.join(map(str, folders))},
+        capture_output=True,
+        text=True,
+    )
+    assert not check or finished.returncode == 0, finished.stderr
+    return finished
+
+
+APPLIED_CHECK = f"""
+import gpushim_example_target as target
+import gpushim
+record = gpushim.record({ID!r})
+print(target.compute(1), record["state"], record["origin"], hasattr(target.compute, "__wrapped__"))
+"""
+
+
+def test_import_gpushim_auto_imports_nothing_of_another_distribution(sites, affected):
+    code = (
+        "import sys, gpushim.auto; print(sorted(m for m in sys.modules if m.endswith('_patches') or '_patches.' in m))"
+    )
+    assert python(code, sites["example"], sites["broken"], affected) == "[]\n"
+
+
+@pytest.mark.parametrize(
+    "before, after", [("import gpushim.auto", ""), ("", "import gpushim.auto")], ids=["gpushim first", "target first"]
+)
+def test_a_patch_of_another_distribution_applies_to_an_affected_release(sites, affected, before, after):
+    code = f"{before}\nimport gpushim_example_target\n{after}\n{APPLIED_CHECK}"
+    assert python(code, sites["example"], affected) == "3 applied gpushim-example-patches True\n"
+
+
+def test_outside_the_affected_range_it_changes_nothing(sites, fixed):
+    code = f"import gpushim.auto\n{APPLIED_CHECK}"
+    assert python(code, sites["example"], fixed) == "3 not-affected gpushim-example-patches False\n"
+
+
+def test_gpushim_disable_turns_it_off(sites, affected):
+    code = f"import gpushim.auto\n{APPLIED_CHECK}"
+    output = python(code, sites["example"], affected, env={"GPUSHIM_DISABLE": "exampletarget"})
+    assert output == "2 disabled gpushim-example-patches False\n"
+
+
+def test_a_patch_for_a_library_gpushim_knows_takes_gpushims_target_and_distributions(sites):
+    code = "import gpushim; library = gpushim.registry().library('warp.example_synchronize')\n"
+    code += "print(library.target, library.distributions)"
+    assert python(code, sites["example"]) == "warp ('warp-lang',)\n"
+
+
+@pytest.fixture(scope="module")
+def broken_status(sites, tmp_path_factory):
+    """The status, once the target is imported, with both distributions installed; the target's own result."""
+    from tests.plugins.conftest import install_target
+
+    target = install_target(tmp_path_factory.mktemp("target"), "1.0")
+    code = """
+import json, warnings
+warnings.simplefilter("ignore")
+import gpushim.auto
+import gpushim_example_target
+import gpushim
+print(json.dumps([gpushim_example_target.compute(1), [record.as_dict() for record in gpushim.status()]]))
+"""
+    return json.loads(python(code, sites["example"], sites["broken"], target))
+
+
+def test_a_broken_distribution_leaves_the_import_and_every_other_patch_working(broken_status):
+    result, records = broken_status
+    by_id = {record["id"]: record for record in records}
+    assert result == 3 and by_id[ID]["state"] == "applied"
+    assert by_id["warp.sgd_argument_order"]["origin"] == "gpushim"
+    assert by_id["warp.sgd_argument_order"]["state"] == "not-installed"
+
+
+@pytest.mark.parametrize(
+    "id, reason",
+    [
+        ("gpushim-broken-patches:missing", "ModuleNotFoundError: No module named 'gpushim_broken_nowhere'"),
+        ("gpushim-broken-patches:object", "the entry point must name a package"),
+        ("gpushim-broken-patches:nolib", "TARGET is not a string literal: ("),
+        ("gpushim-broken-patches:warp.sgd_argument_order", "gpushim already has a patch warp.sgd_argument_order"),
+        ("exampletarget.missing_module", "ModuleNotFoundError: No module named 'gpushim_broken_dependency'"),
+        ("exampletarget.syntax_error", "SyntaxError"),
+        ("exampletarget.wrong_id", "declares the id 'exampletarget.another_id'"),
+        ("exampletarget.raises_when_applied", "RuntimeError: this patch cannot be applied"),
+    ],
+)
+def test_each_unusable_thing_is_a_failed_record_with_its_reason(broken_status, id, reason):
+    _, records = broken_status
+    (record,) = [record for record in records if record["id"] == id]
+    assert record["state"] == "failed" and reason in record["reason"]
+    assert record["origin"] == "gpushim-broken-patches"
+
+
+def test_import_gpushim_auto_warns_once_of_each_unusable_thing(sites):
+    finished = run_python("import gpushim.auto, gpushim; gpushim.patch()", env={"PYTHONPATH": str(sites["broken"])})
+    assert finished.returncode == 0
+    warned = [line for line in finished.stderr.splitlines() if "GpushimWarning: gpushim cannot use" in line]
+    assert len(warned) == 4 and "gpushim-broken-patches:missing (" in finished.stderr
+
+
+def test_gpushim_strict_makes_an_unusable_thing_an_error(sites):
+    finished = run_python("import gpushim.auto", env={"PYTHONPATH": str(sites["broken"]), "GPUSHIM_STRICT": "1"})
+    assert finished.returncode == 1
+    assert "PatchError: gpushim cannot use gpushim-broken-patches:warp.sgd_argument_order" in finished.stderr
+
+
+def test_status_names_the_distribution(sites, affected):
+    table = gpushim_command("status", folders=[sites["example"], affected]).stdout
+    assert f"{LABEL}  inactive" in table
+
+
+def test_patches_names_the_distribution(sites):
+    declarations = json.loads(gpushim_command("patches", "--json", folders=[sites["example"]]).stdout)
+    assert {"id": ID, "origin": "gpushim-example-patches"}.items() <= declarations[-2].items()
+
+
+def test_selftest_finds_the_patch_effective_and_the_unusable_ones_errors(sites, affected):
+    finished = gpushim_command("selftest", "--json", folders=[sites["example"], sites["broken"], affected], check=False)
+    verdicts = {result["id"]: result["verdict"] for result in json.loads(finished.stdout)}
+    assert verdicts[ID] == "effective"
+    assert verdicts["gpushim-broken-patches:missing"] == "probe-error"
+    assert finished.returncode == 1
+
+
+def test_freeze_pins_the_distribution_and_names_it_with_its_patches(sites, affected):
+    lines = gpushim_command("freeze", folders=[sites["example"], affected]).stdout.splitlines()
+    assert lines[lines.index("gpushim-example-patches==0.1.0") + 1] == "#   adds gpushim patches"
+    assert f"#   {LABEL}: inactive" in lines
+
+
+@pytest.fixture
+def own_suite(tmp_path):
+    """The example distribution's own tests, copied out of gpushim's tree as they would be in its repository."""
+    suite = tmp_path / "suite"
+    shutil.copytree(HERE / "example" / "tests", suite)
+    return suite
+
+
+def contract(suite, *folders) -> subprocess.CompletedProcess:
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", str(suite)],
+        cwd=suite,
+        env={**clean, "PYTHONPATH": os.pathsep.join(map(str, folders))},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_contract_runs_in_the_distributions_own_suite_on_an_affected_release(sites, affected, own_suite):
+    finished = contract(own_suite, sites["example"], affected)
+    assert finished.returncode == 0, finished.stdout
+    assert "7 passed" in finished.stdout
+    assert f"gpushim-example-target 1.0 ({LABEL} inactive)" in finished.stdout  # the pytest header
+
+
+def test_the_contract_runs_in_the_distributions_own_suite_on_a_fixed_release(sites, fixed, own_suite):
+    finished = contract(own_suite, sites["example"], fixed)
+    assert finished.returncode == 0, finished.stdout
+    assert "5 passed, 2 skipped" in finished.stdout
+
+
+def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
+    (own_suite / "test_gpushim_contract.py").write_text(
+        "from gpushim.testing import Contract\n\n"
+        "class TestGpushimContract(Contract):\n"
+        "    ids = ('exampletarget.raises_when_applied',)\n"
+    )
+    finished = contract(own_suite, sites["broken"], affected)
+    assert finished.returncode == 1
+    assert "test_the_state_is_the_one_derived_from_the_declaration_and_the_install" in finished.stdout
