@@ -26,7 +26,7 @@ import nox
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
 
-from tests.matrix.cells import load_cells  # noqa: E402
+from matrix.cells import load_cells  # noqa: E402
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests", "matrix", "ray", "dask", "compare"]
@@ -132,7 +132,7 @@ def matrix(session: nox.Session, cell: str) -> None:
     env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
     _, _, pytest_args = split_posargs(session.posargs)
     session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args, env=env)
-    run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "tests.matrix.cell_states")
+    run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "matrix.cell_states")
     save_selftest(session, cell)
 
 
@@ -189,7 +189,7 @@ def compare(session: nox.Session) -> None:
 def results(session: nox.Session) -> None:
     """matrix/RESULTS.md from what the last matrix run (and any ``bench`` sessions) left in .artefacts/."""
     session.install(".", *TEST_TOOLS)
-    session.run("python", "-m", "tests.matrix.results", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    session.run("python", "-m", "matrix.results", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
 
 
 @nox.session(tags=["demo"])
@@ -204,7 +204,7 @@ def selftest(session: nox.Session, cell: str) -> None:
 def demo(session: nox.Session) -> None:
     """The self-test of every cell as one table: each bug without gpushim, and with it."""
     session.install(".")
-    session.run("python", "-m", "tests.matrix.results", "--demo", *CELLS)
+    session.run("python", "-m", "matrix.results", "--demo", *CELLS)
 
 
 @nox.session

@@ -5,7 +5,7 @@ time, a virtual environment with exactly one release of the library.  Each
 test file decides from the installed release whether it is proving that a
 patch is needed and effective (affected releases) or harmless (the others),
 and records the outcomes of its corpus as artefacts that the final matrix
-step (``tests/matrix``) compares with the first fixed release's.
+step (``tests/matrix``, with ``matrix/cells.py``) compares with the first fixed release's.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import gpushim
 from gpushim import Patch
 from gpushim.interpreters import python_command
 from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, PENDING
-
-ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", Path(__file__).parent.parent / ".artefacts"))
+from matrix.cells import ARTEFACTS, reference_of
 
 
 class Gate:
@@ -34,8 +33,6 @@ class Gate:
 
     def __init__(self, patch: Patch) -> None:
         import pytest
-
-        from tests.matrix.cells import reference_of
 
         record = gpushim.record(patch.id)
         self.release = (record["distribution"], record["installed_version"])
@@ -83,17 +80,6 @@ def run_python(
         text=True,
         timeout=timeout,
     )
-
-
-def reference_record(id: str) -> dict | None:
-    """The outcomes the reference release of patch ``id`` recorded, unpatched, if its cell ran."""
-    from tests.matrix.cells import reference_of
-
-    for path in sorted(ARTEFACTS.glob(f"{id}@*.json")):
-        document = json.loads(path.read_text())
-        if document["release"] == reference_of(id) and document["state"] != "applied":
-            return document
-    return None
 
 
 def record_corpus(patch: Patch, run) -> object:

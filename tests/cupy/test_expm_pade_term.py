@@ -42,7 +42,7 @@ not_affected = GATE.unaffected_only
 
 def reference_numpy():
     """The NumPy release that the reference release's matrix cell pins, if any."""
-    from tests.matrix.cells import load_cells, reference_of
+    from matrix.cells import load_cells, reference_of
 
     for cell in load_cells().values():
         pins = dict(pin.split("==") for pin in cell["install"] if "==" in pin)

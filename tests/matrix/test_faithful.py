@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.matrix.cells import load_references
-from tests.support import ARTEFACTS, reference_record
+from matrix.cells import ARTEFACTS, load_references, reference_record
 
 REFERENCES = load_references()
 

@@ -10,6 +10,8 @@ that gate and cannot leave a new patch unchecked.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +20,9 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-MATRIX = Path(__file__).parents[2] / "matrix"
+MATRIX = Path(__file__).parent
+# Where a cell's tests record their corpus' outcomes and the cell its states, for ``compare`` and RESULTS.md.
+ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", MATRIX.parent / ".artefacts"))
 
 
 def _libraries() -> list[dict]:
@@ -59,3 +63,12 @@ def load_references() -> dict[str, str]:
 
 def reference_of(id: str) -> str | None:
     return load_references().get(id)
+
+
+def reference_record(id: str) -> dict | None:
+    """The outcomes the reference release of patch ``id`` recorded, unpatched, if its cell ran."""
+    for path in sorted(ARTEFACTS.glob(f"{id}@*.json")):
+        document = json.loads(path.read_text())
+        if document["release"] == reference_of(id) and document["state"] != "applied":
+            return document
+    return None

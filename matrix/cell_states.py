@@ -2,7 +2,7 @@
 
 Imports ``gpushim.auto`` and then each installed target (and the module a
 patch changes, where that is another), as a user would,
-and compares ``gpushim.status()`` with :func:`tests.matrix.cells.expected_state`.
+and compares ``gpushim.status()`` with :func:`gpushim.testing.expected_state`.
 Prints the status records and where they were obtained, for ``compare``.
 """
 

@@ -14,8 +14,7 @@ import json
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from tests.matrix.cells import MATRIX, load_cells, load_references
-from tests.support import ARTEFACTS, reference_record
+from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, reference_record
 
 CELLS_DIR = ARTEFACTS / "cells"
 
@@ -79,17 +78,29 @@ def rows() -> list[tuple[str, ...]]:
 
 
 def selftest_table(cells: list[str]) -> str:
-    """The demo's table: per affected release and patch, the bug without gpushim and with it."""
-    lines = [("release", "patch", "with gpushim", "without gpushim")]
+    """The demo's table: per cell and affected patch, the bug without gpushim and with it.
+
+    Rows are labelled by cell, which tells the environment apart where the
+    release alone does not (``cupy-13.2.0-numpy1``); the cells whose self-test
+    did not run (their Python is not installed, or not selected) are named
+    at the end.
+    """
+    lines = [("cell", "patch", "with gpushim", "without gpushim")]
+    not_run = []
     for cell in cells:
-        for result in _read_json(f"{cell}.selftest.json") or []:
+        results = _read_json(f"{cell}.selftest.json")
+        if results is None:
+            not_run.append(cell)
+        for result in results or []:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
-            release = f"{result['distribution']} {result['installed_version']}"
             fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
-            lines.append((release, result["id"], fixed, f"bug: {result['without']}"))
+            lines.append((cell, result["id"], fixed, f"bug: {result['without']}"))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+    table = "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+    if not_run:
+        table += f"\n\nnot run (their Python is not installed or not selected): {', '.join(not_run)}"
+    return table
 
 
 def where_it_ran() -> str:
