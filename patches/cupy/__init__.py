@@ -20,8 +20,10 @@ def untouched_memory(cupy):
     without a GPU.
     """
 
+    from gpushim.device import MADE_UP_ADDRESS
+
     def allocate(size):
-        memory = cupy.cuda.UnownedMemory(0x7F0000000000, max(size, 1), None, device_id=0)
+        memory = cupy.cuda.UnownedMemory(MADE_UP_ADDRESS, max(size, 1), None, device_id=0)
         return cupy.cuda.MemoryPointer(memory, 0)
 
     return allocate

@@ -24,12 +24,12 @@ import ctypes
 import sys
 import warnings
 
+from gpushim.device import MADE_UP_ADDRESS
 from tests import gpu
 
 KDL_CPU, KDL_CUDA, KDL_ROCM, KDL_CUDA_MANAGED = 1, 2, 10, 13
 KDL_INT, KDL_UINT, KDL_FLOAT, KDL_BFLOAT, KDL_COMPLEX, KDL_BOOL = 0, 1, 2, 4, 5, 6
 
-FAKE_DATA = 0x7F00_0000_1000  # a device address nobody dereferences
 DEVICE_BLOCK = 1 << 12  # bytes of real device memory the capsules point into on a GPU host
 _device_block: int | None = None  # its address, once allocated; never freed
 
@@ -111,7 +111,7 @@ def _producer_destructor(capsule):
 
 
 def tensor_data() -> int:
-    """Where a capsule's tensor lies unless told: :data:`FAKE_DATA`, or real device memory where a device is present.
+    """Where a capsule's tensor lies unless told: :data:`MADE_UP_ADDRESS`, or device memory where a device is.
 
     The capsules of one process share one block of :data:`DEVICE_BLOCK` bytes,
     allocated by the CUDA driver (``gpushim.device``) in the primary context
@@ -120,7 +120,7 @@ def tensor_data() -> int:
     """
     global _device_block
     if not gpu.PRESENT:
-        return FAKE_DATA
+        return MADE_UP_ADDRESS
     if _device_block is None:
         from gpushim import device
 

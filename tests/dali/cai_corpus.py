@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-ADDRESS = 0x7F0000001000
+from gpushim.device import MADE_UP_ADDRESS
+
 DEVICE = 0
 
 
@@ -30,8 +31,8 @@ class Producer:
 
 
 def interface(shape=(2, 3), typestr="<f4", stream=..., **fields) -> dict:
-    """A version 3 interface at :data:`ADDRESS`; ``stream=...`` leaves the key out."""
-    described = {"shape": shape, "typestr": typestr, "data": (ADDRESS, False), "version": 3}
+    """A version 3 interface at :data:`MADE_UP_ADDRESS`; ``stream=...`` leaves the key out."""
+    described = {"shape": shape, "typestr": typestr, "data": (MADE_UP_ADDRESS, False), "version": 3}
     described.update(fields)
     if stream is not ...:
         described["stream"] = stream
@@ -60,8 +61,8 @@ def _interfaces() -> dict[str, dict]:
         "unsupported typestr c8": interface((4,), "<c8"),
         "typestr not a string": interface((4,), 4),
         "shape a list": interface([2, 3]),
-        "no version": {"shape": (4,), "typestr": "<f4", "data": (ADDRESS, False)},
-        "data one item": interface(data=(ADDRESS,)),
+        "no version": {"shape": (4,), "typestr": "<f4", "data": (MADE_UP_ADDRESS, False)},
+        "data one item": interface(data=(MADE_UP_ADDRESS,)),
     }
     corpus = {}
     for name, described in cases.items():

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 
+from gpushim.device import MADE_UP_ADDRESS
+
 ABSENT = "absent"  # the "strides" key is left out of the interface
 
-ADDRESS = 0x7F0000001000
 DEVICE_BYTES = 4096  # device memory behind the corpus on a GPU: more than any case's extent
 
 
@@ -36,7 +37,7 @@ def fake_cuda_device():
 def cuda_target(nbytes=DEVICE_BYTES):
     """Where the corpus's arrays live for a ``with`` block: (Warp device, device address).
 
-    Without a device, the stand-in device and :data:`ADDRESS`, which nothing
+    Without a device, the stand-in device and :data:`MADE_UP_ADDRESS`, which nothing
     reads; with one, Warp's ``cuda:0`` and ``nbytes`` of real device memory
     (``gpushim.device.device_memory``, in the primary context Warp uses too).
     """
@@ -45,7 +46,7 @@ def cuda_target(nbytes=DEVICE_BYTES):
     from gpushim import device as cuda
 
     if not cuda.cuda_present():
-        yield fake_cuda_device(), ADDRESS
+        yield fake_cuda_device(), MADE_UP_ADDRESS
         return
     with cuda.device_memory(nbytes) as address:
         yield warp.get_device("cuda:0"), address
@@ -54,7 +55,7 @@ def cuda_target(nbytes=DEVICE_BYTES):
 class Exporter:
     """An object exporting a given __cuda_array_interface__ (as a sequence, like CuPy/torch)."""
 
-    def __init__(self, shape, typestr, strides=ABSENT, address=ADDRESS, **extra):
+    def __init__(self, shape, typestr, strides=ABSENT, address=MADE_UP_ADDRESS, **extra):
         desc = {"shape": tuple(shape), "typestr": typestr, "data": (address, False), "version": 3, **extra}
         if strides is not ABSENT:
             desc["strides"] = strides
@@ -146,7 +147,7 @@ def warp_dtype(name):
     return warp.types.Any if name == "Any" else getattr(warp, name)
 
 
-def outcome(case, device, address=ADDRESS):
+def outcome(case, device, address=MADE_UP_ADDRESS):
     """What wp.array(...) makes of one corpus case over ``address``: the array's bookkeeping, or the exception."""
     import warp
 
