@@ -17,8 +17,6 @@ from tests.cupy import host_copies  # noqa: E402
 from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
-affected = GATE.affected_only
-not_affected = GATE.unaffected_only
 
 UNBOUND = "UnboundLocalError: local variable 'a' referenced before assignment"
 # Inputs the release hands to _array_default (host data), and those it does not.
@@ -34,14 +32,14 @@ def core():
     return _core
 
 
-@affected
+@GATE.affected_only
 def test_needed_host_data_raises_unboundlocalerror_before_any_allocation_without_gpushim():
     outcomes = host_copies.run(HOST_DATA)
     assert len(outcomes) >= 150
     assert all(outcome["allocated"] == [] and outcome["outcome"] == UNBOUND for outcome in outcomes.values()), outcomes
 
 
-@affected
+@GATE.affected_only
 def test_effective_host_data_is_copied_to_a_new_device_array(this_patch):
     outcomes = host_copies.run(HOST_DATA)
     assert not [case for case, outcome in outcomes.items() if outcome["outcome"].startswith("UnboundLocalError")]
@@ -50,7 +48,7 @@ def test_effective_host_data_is_copied_to_a_new_device_array(this_patch):
     assert outcomes["array copy=False blocking=True of float32"]["allocated"] == [24]
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("cases", [NOT_BLOCKING, NOT_HOST_DATA_CASES], ids=["blocking=False", "not host data"])
 def test_effective_calls_the_release_can_finish_are_left_to_it(cases):
     released = host_copies.run(cases)
@@ -58,7 +56,7 @@ def test_effective_calls_the_release_can_finish_are_left_to_it(cases):
         assert host_copies.run(cases) == released
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("blocking", [True, False])
 def test_effective_an_unboundlocalerror_from_elsewhere_is_raised_as_it_is(blocking, this_patch):
     class Broken:
@@ -82,7 +80,7 @@ def test_faithful_conversions_of_the_corpus(gpushim_patched):
     record_faithful(patch, outcomes)
 
 
-@not_affected
+@GATE.unaffected_only
 def test_harmless_not_affected_and_array_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -90,7 +88,7 @@ def test_harmless_not_affected_and_array_is_cupys_own(gpushim_patched):
     assert not hasattr(core().array, "__wrapped__")
 
 
-@affected
+@GATE.affected_only
 def test_unpatch_restores_the_released_function():
     released = core().array
     with applied(patch):

@@ -23,8 +23,6 @@ NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)
 CAN_CAST_REFUSAL = "TypeError: can_cast() does not support Python ints"
 
-needs_fix = GATE.affected_only
-has_no_bug = GATE.unaffected_only
 
 # Each call of copyto that receives a Python scalar in 13.2.0's source, by a case of the corpus.
 CALL_SITES = {
@@ -46,7 +44,7 @@ def basic_module():
     return basic
 
 
-@needs_fix
+@GATE.affected_only
 @pytest.mark.parametrize("site", sorted(CALL_SITES))
 def test_needed_each_call_site_raises_numpy2_typeerror_without_gpushim(site):
     case = CALL_SITES[site]
@@ -54,7 +52,7 @@ def test_needed_each_call_site_raises_numpy2_typeerror_without_gpushim(site):
     assert refused(outcome), outcome
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_every_python_scalar_fill_is_refused_without_gpushim():
     outcomes = copyto_corpus.run(copyto_corpus.copyto_cases())
     kinds = ("copyto bool", "copyto int", "copyto float", "copyto complex")
@@ -65,13 +63,13 @@ def test_needed_every_python_scalar_fill_is_refused_without_gpushim():
     assert not any(refused(outcomes[case]) for case in numpy_scalars)
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_probe_reports_the_bug_without_gpushim():
     result = run_python("from gpushim.patches.cupy.copyto_python_scalar import _probe; print(_probe())")
     assert "cupy.full((3,), 2.5) raises TypeError: can_cast() does not support" in result.stdout, result.stderr
 
 
-@needs_fix
+@GATE.affected_only
 @pytest.mark.parametrize("site", sorted(CALL_SITES))
 def test_effective_each_call_site_reaches_the_kernel_with_the_python_scalar(site, gpushim_patched):
     case = CALL_SITES[site]
@@ -79,7 +77,7 @@ def test_effective_each_call_site_reaches_the_kernel_with_the_python_scalar(site
     assert any(call[0].startswith("builtins.") for call in outcome["kernel"]), outcome
 
 
-@needs_fix
+@GATE.affected_only
 @pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
 def test_effective_probe_finds_nothing_with_gpushim(order):
     lines = ["import gpushim.auto", "import cupy"]
@@ -104,7 +102,7 @@ def test_faithful_fills_of_the_corpus(gpushim_patched):
     record_faithful(patch, outcomes)
 
 
-@needs_fix
+@GATE.affected_only
 def test_wrapper_leaves_numpy_scalars_and_arrays_to_the_release(gpushim_patched):
     """Only exact bool, int, float and complex sources take 13.3.0's scalar path."""
     wrapper = cupy.copyto
@@ -129,7 +127,7 @@ def test_probe_uses_real_memory_where_a_device_is_present(monkeypatch):
     assert cupy.cuda.get_allocator() is allocator
 
 
-@has_no_bug
+@GATE.unaffected_only
 def test_harmless_not_affected_and_copyto_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -137,7 +135,7 @@ def test_harmless_not_affected_and_copyto_is_cupys_own(gpushim_patched):
     assert not hasattr(cupy.copyto, "__wrapped__")
 
 
-@needs_fix
+@GATE.affected_only
 def test_unpatch_restores_the_released_function():
     released = basic_module().copyto
     with applied(patch):

@@ -36,9 +36,6 @@ scipy_linalg = pytest.importorskip("scipy.linalg")
 
 from tests.cupy import fusion_tracing  # noqa: E402
 
-affected = GATE.affected_only
-not_affected = GATE.unaffected_only
-
 
 def reference_numpy():
     """The NumPy release that the reference release's matrix cell pins, if any."""
@@ -194,7 +191,7 @@ def probe_in_fresh_interpreter(lines):
     return result.stdout.strip().splitlines()[-1]
 
 
-@affected
+@GATE.affected_only
 def test_needed_expm_is_off_without_gpushim():
     cases = {case: a for case, a in corpus().items() if case.startswith(("random-float64", "rotation-5"))}
     outcomes = {case: outcome(a) for case, a in cases.items()}
@@ -202,18 +199,18 @@ def test_needed_expm_is_off_without_gpushim():
     assert outcomes["rotation-5"]["relative_error"] > 1e-5
 
 
-@affected
+@GATE.affected_only
 def test_needed_the_release_reads_a_where_13_5_0_reads_a2():
     assert reads_a()
     assert "TypeError" in pade_kernel("float64", 4)["error"]
 
 
-@affected
+@GATE.affected_only
 def test_effective_with_cupyx_scipy_linalg_imported_before_gpushim():
     assert probe_in_fresh_interpreter(["import cupy", IMPORT_LINALG, "import gpushim.auto"]) == "None"
 
 
-@affected
+@GATE.affected_only
 def test_effective_waits_for_the_user_to_import_cupyx_scipy_linalg():
     code = "\n".join(
         [
@@ -256,7 +253,7 @@ def test_faithful_accuracy_where_the_bytes_are_not_compared(gpushim_patched):
     assert worst_error(outcomes, dtypes) < 1e-11
 
 
-@affected
+@GATE.affected_only
 def test_faithful_the_patched_function_is_the_release_s_body_with_a2_for_a(gpushim_patched):
     rng = numpy.random.default_rng(7)
     E, A, A2, A4, A6 = (rng.standard_normal((3, 3)) for _ in range(5))
@@ -269,7 +266,7 @@ def test_faithful_the_patched_function_is_the_release_s_body_with_a2_for_a(gpush
     assert numpy.array_equal(patched[2], b[12] * A6 + b[10] * A4 + b[8] * A2)
 
 
-@not_affected
+@GATE.unaffected_only
 def test_harmless_not_affected_and_expm_inner_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -278,7 +275,7 @@ def test_harmless_not_affected_and_expm_inner_is_cupys_own(gpushim_patched):
     assert type(inner).__module__ == "cupy._core.fusion"
 
 
-@affected
+@GATE.affected_only
 def test_unpatch_restores_the_released_fused_function():
     released = matfuncs()._expm_inner
     with applied(patch):

@@ -32,8 +32,6 @@ AFFECTED = GATE.affected
 REFERENCE = GATE.reference
 # 13.4.x convert exactly as 13.3.0 does; 13.5 words fromDlpack's deprecation anew, 14 converts bfloat16 too.
 FIXED_ALIKE = Version(patch.fixed_in) <= Version(RELEASE[1]) < Version("13.5")
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILTINS = "builtins."
@@ -132,7 +130,7 @@ def bindings() -> dict[str, object]:
 # Needed: the bug shows on affected releases without gpushim.
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_every_rejected_tensor_is_freed_twice_without_gpushim():
     outcomes, state = outcomes_in_fresh_python()
     assert state == "inactive"  # gpushim was never asked to patch
@@ -141,7 +139,7 @@ def test_needed_every_rejected_tensor_is_freed_twice_without_gpushim():
     }
 
 
-@affected_only
+@GATE.affected_only
 def test_probe_shows_the_double_free_without_gpushim():
     assert probe_in_fresh_python(env={"GPUSHIM_DISABLE": patch.id}) == (
         "cupy.from_dlpack rejected a bfloat16 DLPack tensor and it was freed 2 times (double free)"
@@ -151,7 +149,7 @@ def test_probe_shows_the_double_free_without_gpushim():
 # Effective: gone with gpushim, imported before or after CuPy.
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("order", ["gpushim first", "cupy first"])
 def test_effective_every_rejected_tensor_raises_as_13_4_and_is_freed_once(order):
     if order == "gpushim first":
@@ -164,12 +162,12 @@ def test_effective_every_rejected_tensor_raises_as_13_4_and_is_freed_once(order)
     }
 
 
-@affected_only
+@GATE.affected_only
 def test_probe_finds_no_double_free_with_gpushim():
     assert probe_in_fresh_python() == "None"
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.skipif(gpu.PRESENT, reason="with a device the capsule points at real memory, which the runtime accepts")
 @pytest.mark.parametrize("way", dc.WAYS)
 def test_managed_tensor_the_runtime_refuses_is_freed_once(this_patch, way):
@@ -205,7 +203,7 @@ def test_capsules_lie_in_device_memory_where_a_device_is_present(request, monkey
     assert outcome["freed"] == 1
 
 
-@affected_only
+@GATE.affected_only
 def test_rejected_capsule_is_consumed_as_13_4_consumes_it(this_patch):
     capsule, tensor = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
     with pytest.raises(NotImplementedError):
@@ -215,7 +213,7 @@ def test_rejected_capsule_is_consumed_as_13_4_consumes_it(this_patch):
     assert tensor.freed == 1
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("way", dc.WAYS)
 def test_capsule_on_a_foreign_device_stays_with_its_producer(this_patch, way):
     outcome = dc.convert(cupy, way, device_type=dc.KDL_CPU)
@@ -223,7 +221,7 @@ def test_capsule_on_a_foreign_device_stays_with_its_producer(this_patch, way):
     assert outcome["freed"] == 1
 
 
-@affected_only
+@GATE.affected_only
 def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(this_patch):  # noqa: N802
     capsule, _ = dc.make_capsule(code=dc.KDL_BFLOAT, bits=16)
     with pytest.warns(DeprecationWarning, match="in favor of cupy.from_dlpack") as caught:
@@ -235,7 +233,7 @@ def test_fromDlpack_warns_at_the_callers_line_before_raising_as_cupy_does(this_p
 # Accepted tensors go to CuPy untouched.
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("way", dc.WAYS)
 @pytest.mark.parametrize(("code", "bits"), list(ACCEPTED), ids=list(ACCEPTED.values()))
 def test_accepted_dtype_converts_zero_copy(this_patch, way, code, bits):
@@ -245,7 +243,7 @@ def test_accepted_dtype_converts_zero_copy(this_patch, way, code, bits):
     assert outcome == ({**common, "warnings": DEPRECATED} if way == "fromDlpack(capsule)" else common)
 
 
-@affected_only
+@GATE.affected_only
 def test_accepted_capsule_is_consumed_by_cupy_itself(this_patch):
     capsule, tensor = dc.make_capsule(bits=32)
     array = cupy.from_dlpack(capsule)
@@ -256,7 +254,7 @@ def test_accepted_capsule_is_consumed_by_cupy_itself(this_patch):
     assert tensor.freed == 1
 
 
-@affected_only
+@GATE.affected_only
 def test_producer_sees_the_same_calls_as_without_the_patch(this_patch):
     def calls(from_dlpack):
         producer = dc.Producer(bits=32)
@@ -335,7 +333,7 @@ def test_faithful_corpus_matches_the_fixed_release(request):
 # Unpatch and harmless.
 
 
-@affected_only
+@GATE.affected_only
 def test_patch_wraps_every_binding_and_unpatch_restores_the_identical_originals():
     originals = bindings()
     with applied(patch):
@@ -346,7 +344,7 @@ def test_patch_wraps_every_binding_and_unpatch_restores_the_identical_originals(
     assert all(a is b for a, b in zip(bindings().values(), originals.values()))
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_not_affected_and_cupy_keeps_its_own_functions():
     import gpushim
 

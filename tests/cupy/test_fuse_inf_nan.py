@@ -21,8 +21,6 @@ from tests.support import applied, gate, record_faithful, run_python  # noqa: E4
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
-affected = GATE.affected_only
-not_affected = GATE.unaffected_only
 
 
 def trace_scalar():
@@ -31,7 +29,7 @@ def trace_scalar():
     return _fusion_variable._TraceScalar
 
 
-@affected
+@GATE.affected_only
 def test_needed_second_path_writes_bare_inf_and_nan_without_gpushim():
     traced = fusion_tracing.trace_in_fresh_interpreter("second")
     bare = sorted(case for case, outcome in traced.items() if writes_bare_inf_or_nan(outcome))
@@ -40,13 +38,13 @@ def test_needed_second_path_writes_bare_inf_and_nan_without_gpushim():
     assert len(bare) >= 10, bare
 
 
-@affected
+@GATE.affected_only
 def test_needed_probe_reports_the_bug_without_gpushim():
     result = run_python("from gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())")
     assert "'= inf;'" in result.stdout, result.stderr
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("other", [None, "cupy.fuse_python_scalar"], ids=["with-fuse_python_scalar", "alone"])
 @pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
 def test_effective_second_path_writes_cudart_constants(order, other):
@@ -55,7 +53,7 @@ def test_effective_second_path_writes_cudart_constants(order, other):
     assert "double v2 = CUDART_INF;" in traced["seed_where_inf"]["body"]
 
 
-@affected
+@GATE.affected_only
 def test_effective_probe_finds_nothing_with_gpushim():
     result = run_python(
         "import gpushim.auto, cupy\nfrom gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())"
@@ -72,7 +70,7 @@ def test_faithful_second_path_code_of_the_corpus(gpushim_patched):
     record_faithful(patch, traced)
 
 
-@affected
+@GATE.affected_only
 def test_faithful_constants_are_named_by_get_cuda_scalar_repr(gpushim_patched):
     from cupy._core import _fusion_variable, _scalar
 
@@ -92,7 +90,7 @@ def test_faithful_constants_are_named_by_get_cuda_scalar_repr(gpushim_patched):
     assert trace_scalar()(memory, 0, numpy.dtype("float64"), 0).var_name == "a7"
 
 
-@not_affected
+@GATE.unaffected_only
 def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -100,13 +98,13 @@ def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
     assert getter.__module__ == "cupy._core._fusion_variable"
 
 
-@affected
+@GATE.affected_only
 def test_the_patched_property_keeps_its_doc():
     with applied(patch):
         assert vars(trace_scalar())["var_name"].__doc__ == f"CUDA name of the scalar (patched by {patch.id})"
 
 
-@affected
+@GATE.affected_only
 def test_unpatch_restores_the_released_property():
 
     released = vars(trace_scalar())["var_name"]

@@ -24,9 +24,6 @@ GATE = gate(patch)
 NEEDS_FIX = GATE.affected
 CODES = "?bBhHiIlLqQefdFD"  # every dtype cupy.fuse handles
 
-needs_fix = GATE.affected_only
-has_no_bug = GATE.unaffected_only
-
 
 def fusion_module():
     from cupy._core import fusion
@@ -34,7 +31,7 @@ def fusion_module():
     return fusion
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_first_path_raises_numpy2_typeerror_without_gpushim():
     traced = fusion_tracing.trace_in_fresh_interpreter("first")
     failing = sorted(case for case, outcome in traced.items() if raises_numpy2_can_cast(outcome))
@@ -42,13 +39,13 @@ def test_needed_first_path_raises_numpy2_typeerror_without_gpushim():
     assert len(failing) >= 25, failing
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_probe_reports_the_bug_without_gpushim():
     result = run_python("from gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())")
     assert "TypeError: can_cast() does not support Python ints" in result.stdout, result.stderr
 
 
-@needs_fix
+@GATE.affected_only
 @pytest.mark.parametrize("other", [None, "cupy.fuse_inf_nan"], ids=["with-fuse_inf_nan", "alone"])
 @pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
 def test_effective_first_path_traces_python_scalars(order, other):
@@ -57,7 +54,7 @@ def test_effective_first_path_traces_python_scalars(order, other):
     assert "error" not in traced["seed_python_scalar"]
 
 
-@needs_fix
+@GATE.affected_only
 def test_effective_probe_finds_nothing_with_gpushim():
     result = run_python(
         "import gpushim.auto, cupy\nfrom gpushim.patches.cupy.fuse_python_scalar import _probe; print(_probe())"
@@ -101,14 +98,14 @@ def test_patched_namespace_hands_out_numpys_own_objects():
         assert getattr(namespace, name) is getattr(numpy, name)
 
 
-@has_no_bug
+@GATE.unaffected_only
 def test_harmless_not_affected_and_fusion_keeps_numpy(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
     assert fusion_module().numpy is numpy
 
 
-@needs_fix
+@GATE.affected_only
 def test_applied_replaces_only_the_fusion_modules_numpy(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state == "applied"
@@ -118,7 +115,7 @@ def test_applied_replaces_only_the_fusion_modules_numpy(gpushim_patched):
     assert new_fusion.numpy is numpy and _fusion_variable.numpy is numpy
 
 
-@needs_fix
+@GATE.affected_only
 def test_unpatch_restores_the_numpy_module():
 
     with applied(patch):

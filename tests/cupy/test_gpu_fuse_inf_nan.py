@@ -33,7 +33,6 @@ from tests.support import gate
 GATE = gate(patch)
 AFFECTED = GATE.affected
 AS_FIXED = AFFECTED or GATE.reference  # releases whose kernel must be 13.4.1's
-affected_only = GATE.affected_only
 
 
 def reproducer(constant: str) -> str:
@@ -71,7 +70,7 @@ else:
 
 
 @on_gpu
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("constant", ["inf", "nan"])
 def test_needed_nvrtc_rejects_the_reproducer_without_gpushim(tmp_path, constant):
     result, _ = run_on_device(reproducer(constant), tmp_path / "cache", gpushim=False)

@@ -17,8 +17,6 @@ from tests.cupy import jit_constants  # noqa: E402
 from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
-affected = GATE.affected_only
-not_affected = GATE.unaffected_only
 
 
 def cuda_types():
@@ -39,13 +37,13 @@ def bare(outcomes):
     return sorted(case for case, source in outcomes.items() if "__global__" in source and _BARE.search(source))
 
 
-@affected
+@GATE.affected_only
 def test_needed_the_seed_is_written_with_a_bare_identifier_without_gpushim():
     source = jit_constants.transpile(jit_constants.storing(cupy.inf), "float32")
     assert "x[threadIdx.x] = inff;" in source
 
 
-@affected
+@GATE.affected_only
 def test_needed_every_non_finite_constant_is_written_bare_without_gpushim():
     outcomes = jit_constants.run()
     written = [case for case in stores(jit_constants.NON_FINITE) if not outcomes[case].startswith("TypeError")]
@@ -54,7 +52,7 @@ def test_needed_every_non_finite_constant_is_written_bare_without_gpushim():
     assert {f"upstream {c} {d}" for c in ("inf", "nan") for d in "efdFD"} <= set(bare(outcomes))
 
 
-@affected
+@GATE.affected_only
 def test_effective_no_constant_is_written_bare(this_patch):
     outcomes = jit_constants.run()
     assert bare(outcomes) == []
@@ -63,7 +61,7 @@ def test_effective_no_constant_is_written_bare(this_patch):
     assert 'complex<float>(CUDART_INF_F, nanf(""))' in outcomes["store complex64 inf nan into complex64 (cuda)"]
 
 
-@affected
+@GATE.affected_only
 def test_effective_finite_real_constants_keep_the_releases_text():
     finite = [name for name in jit_constants.CONSTANTS if name not in jit_constants.NON_FINITE + ["2**70"]]
     finite = [name for name in finite if "j" not in name]
@@ -73,7 +71,7 @@ def test_effective_finite_real_constants_keep_the_releases_text():
         assert jit_constants.run(real) == released
 
 
-@affected
+@GATE.affected_only
 def test_effective_an_integer_beyond_64_bits_is_refused_by_numpy_as_in_13_4_0(this_patch):
     outcome = jit_constants.run(["store 2**70 into int64 (cuda)"])["store 2**70 into int64 (cuda)"]
     assert outcome.startswith("TypeError: ufunc 'isfinite' not supported for the input types")
@@ -88,7 +86,7 @@ def test_faithful_source_of_the_corpus(gpushim_patched):
     record_faithful(patch, outcomes)
 
 
-@not_affected
+@GATE.unaffected_only
 def test_harmless_not_affected_and_the_function_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -97,7 +95,7 @@ def test_harmless_not_affected_and_the_function_is_cupys_own(gpushim_patched):
     assert not hasattr(function, "__wrapped__")
 
 
-@affected
+@GATE.affected_only
 def test_unpatch_restores_the_released_function():
     released = cuda_types().get_cuda_code_from_constant
     with applied(patch):

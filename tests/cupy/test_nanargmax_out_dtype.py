@@ -17,8 +17,6 @@ from tests.cupy import nanarg_corpus  # noqa: E402
 from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
-affected = GATE.affected_only
-not_affected = GATE.unaffected_only
 
 FLOATS = [d for d in nanarg_corpus.DTYPES if d in "efdFD"]
 INTEGERS = [d for d in nanarg_corpus.DTYPES if d not in "efdFD"]
@@ -38,7 +36,7 @@ def search_module():
     return search
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_needed_the_reduction_gets_out_as_its_dtype_without_gpushim(function, dtype):
@@ -47,7 +45,7 @@ def test_needed_the_reduction_gets_out_as_its_dtype_without_gpushim(function, dt
     assert (args["out"], args["dtype"]) == ("None", "out")
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_needed_a_dtype_is_refused_as_an_out_without_gpushim(function, dtype):
@@ -55,7 +53,7 @@ def test_needed_a_dtype_is_refused_as_an_out_without_gpushim(function, dtype):
     assert outcome == "TypeError: Argument 'out' has incorrect type (expected cupy._core.core._ndarray_base, got str)"
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", INTEGERS)
 def test_needed_integers_lose_out_dtype_and_keepdims_without_gpushim(function, dtype):
@@ -63,7 +61,7 @@ def test_needed_integers_lose_out_dtype_and_keepdims_without_gpushim(function, d
     assert (name, args) == (function[3:], {"a": "a", "axis": "0"})
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_effective_the_reduction_gets_out_and_dtype_in_their_places(function, dtype, this_patch):
@@ -72,7 +70,7 @@ def test_effective_the_reduction_gets_out_and_dtype_in_their_places(function, dt
     assert (args["out"], args["dtype"], args["keepdims"]) == ("out", "'q'", "False")
 
 
-@affected
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", INTEGERS)
 def test_effective_integers_hand_on_out_dtype_and_keepdims(function, dtype, this_patch):
@@ -80,7 +78,7 @@ def test_effective_integers_hand_on_out_dtype_and_keepdims(function, dtype, this
     assert (name, args) == (function[3:], {"a": "a", "axis": "0", "dtype": "None", "out": "out", "keepdims": "True"})
 
 
-@affected
+@GATE.affected_only
 def test_effective_a_call_that_does_not_bind_is_refused_by_the_release(this_patch):
     with pytest.raises(TypeError) as patched:
         cupy.nanargmax(None, axis=0, axes=1)
@@ -98,7 +96,7 @@ def test_faithful_calls_and_outcomes_of_the_corpus(gpushim_patched):
     record_faithful(patch, outcomes)
 
 
-@not_affected
+@GATE.unaffected_only
 def test_harmless_not_affected_and_the_functions_are_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
@@ -107,7 +105,7 @@ def test_harmless_not_affected_and_the_functions_are_cupys_own(gpushim_patched):
         assert not hasattr(getattr(cupy, name), "__wrapped__")
 
 
-@affected
+@GATE.affected_only
 def test_unpatch_restores_the_released_functions():
     released = [getattr(search_module(), name) for name in nanarg_corpus.FUNCTIONS]
     with applied(patch):

@@ -27,9 +27,6 @@ NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)
 NUMPY2_REFUSAL = "TypeError: Cannot cast scalar from dtype('int64') to dtype('uint64') according to the rule 'safe'"
 
-needs_fix = GATE.affected_only
-has_no_bug = GATE.unaffected_only
-
 
 class Opaque:
     """Any object that is not a number."""
@@ -221,7 +218,7 @@ def run():
     return found
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_integer_seeds_raise_numpy2_typeerror_without_gpushim():
     outcomes = run()
     for case in ("seed(int 42)", "seed(int 0)", "seed(seed=int 42)", "RandomState(int 42, CURAND_RNG_PSEUDO_DEFAULT)"):
@@ -231,7 +228,7 @@ def test_needed_integer_seeds_raise_numpy2_typeerror_without_gpushim():
     assert len(refused) >= 20, refused
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_cupy_seed_variable_and_random_seeds_work_without_gpushim():
     """``CUPY_SEED`` reaches ``seed`` as a ``numpy.uint64`` and ``None`` as a Python int, which the safe cast takes."""
     outcomes = run()
@@ -240,13 +237,13 @@ def test_needed_cupy_seed_variable_and_random_seeds_work_without_gpushim():
     assert outcomes["RandomState()"]["rk_seed"] == "<random>"
 
 
-@needs_fix
+@GATE.affected_only
 def test_needed_probe_reports_the_bug_without_gpushim():
     result = run_python("from gpushim.patches.cupy.random_seed_numpy2 import _probe; print(_probe())")
     assert f"RandomState.seed(42) raises {NUMPY2_REFUSAL}" in result.stdout, result.stderr
 
 
-@needs_fix
+@GATE.affected_only
 def test_effective_integer_seeds_reach_curand(gpushim_patched):
     outcomes = run()
     assert not [case for case, ended in outcomes.items() if ended.get("error") == NUMPY2_REFUSAL]
@@ -257,7 +254,7 @@ def test_effective_integer_seeds_reach_curand(gpushim_patched):
     assert outcomes["seed(float 42.0)"]["error"] == "TypeError: Seed must be an integer."
 
 
-@needs_fix
+@GATE.affected_only
 @pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
 def test_effective_probe_finds_nothing_with_gpushim(order):
     lines = ["import gpushim.auto", "import cupy"]
@@ -288,14 +285,14 @@ def test_curand_stand_in_is_removed_after_use():
     assert sys.modules.get("cupy_backends.cuda.libs.curand") is before
 
 
-@has_no_bug
+@GATE.unaffected_only
 def test_harmless_not_affected_and_seed_is_cupys_own(gpushim_patched):
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state in ("not-affected", "not-installed")
     assert not hasattr(vars(generator_module().RandomState)["seed"], "__wrapped__")
 
 
-@needs_fix
+@GATE.affected_only
 def test_unpatch_restores_the_released_method():
     released = vars(generator_module().RandomState)["seed"]
     with applied(patch):

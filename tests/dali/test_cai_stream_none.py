@@ -39,8 +39,6 @@ from tests.support import applied, gate, record_faithful, run_python  # noqa: E4
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 without_gpu = pytest.mark.skipif(
     PRESENT, reason="relies on CUDA calls failing, and would copy from made-up addresses on a GPU"
 )
@@ -92,7 +90,7 @@ def with_and_without_gpushim(function):
 # needed ------------------------------------------------------------------------------------
 
 
-@affected_only
+@GATE.affected_only
 def test_stream_none_fails_on_every_route_without_gpushim():
     results = fresh_outcomes(None, {"none": NONE})
     assert len(results) == len(routes())
@@ -100,12 +98,12 @@ def test_stream_none_fails_on_every_route_without_gpushim():
         assert result["during"] == "TypeError: an integer is required"
 
 
-@affected_only
+@GATE.affected_only
 def test_the_same_interface_without_stream_key_builds_without_gpushim():
     assert all(built(result) for result in fresh_outcomes(None, {"absent": ABSENT}).values())
 
 
-@affected_only
+@GATE.affected_only
 def test_probe_reports_the_bug_without_gpushim():
     done = run_python("from gpushim.patches.dali.cai_stream_none import patch; print(patch.probe())")
     assert "TypeError: an integer is required" in done.stdout.splitlines()[-1]
@@ -114,7 +112,7 @@ def test_probe_reports_the_bug_without_gpushim():
 # effective ---------------------------------------------------------------------------------
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("gpushim_import", ["before", "after"])
 def test_stream_none_builds_like_no_stream_key_on_every_route(gpushim_import):
     results = fresh_outcomes(gpushim_import, {"none": NONE, "absent": ABSENT})
@@ -123,25 +121,25 @@ def test_stream_none_builds_like_no_stream_key_on_every_route(gpushim_import):
         assert results[f"{route} | none"] == results[f"{route} | absent"]
 
 
-@affected_only
+@GATE.affected_only
 def test_probe_finds_no_bug_with_gpushim():
     code = "import gpushim.auto\nfrom gpushim.patches.dali.cai_stream_none import patch\nprint(patch.probe())"
     assert run_python(code).stdout.splitlines()[-1] == "None"
 
 
-@affected_only
+@GATE.affected_only
 def test_patch_is_applied(gpushim_patched):
     (record,) = [record for record in gpushim.status() if record["id"] == patch.id]
     assert record["state"] == "applied", record["reason"]
 
 
-@affected_only
+@GATE.affected_only
 def test_results_are_the_plain_dali_classes(gpushim_patched):
     assert type(TensorGPU(Producer(NONE), "HW", DEVICE)) is TensorGPU
     assert type(TensorListGPU(Producer(NONE), "W", DEVICE)) is TensorListGPU
 
 
-@affected_only
+@GATE.affected_only
 def test_positional_and_keyword_forms_keep_shape_layout_and_pointer(gpushim_patched):
     for tensor in (
         TensorGPU(Producer(NONE), "HW", DEVICE),
@@ -157,7 +155,7 @@ def test_positional_and_keyword_forms_keep_shape_layout_and_pointer(gpushim_patc
         assert (tensors.shape(), tensors.layout(), tensors.data_ptr()) == expected
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: cls.__name__)
 def test_the_producer_lives_as_long_as_the_tensor(gpushim_patched, cls):
     producer = Producer(NONE)
@@ -171,7 +169,7 @@ def test_the_producer_lives_as_long_as_the_tensor(gpushim_patched, cls):
     assert alive() is None
 
 
-@affected_only
+@GATE.affected_only
 @without_gpu
 @pytest.mark.parametrize("stream", [1, 2, 0, 0x5EED])
 def test_integer_streams_reach_dali_unchanged(stream):
@@ -202,7 +200,7 @@ def other_overloads() -> dict:
     return {name: outcome(build) for name, build in cases.items()}
 
 
-@affected_only
+@GATE.affected_only
 @without_gpu
 def test_tensors_lists_and_capsules_are_taken_as_before():
     with_gpushim, without = with_and_without_gpushim(other_overloads)
@@ -224,7 +222,7 @@ class ReadSpy:
         return self.described
 
 
-@affected_only
+@GATE.affected_only
 @without_gpu
 def test_list_elements_are_converted_through_the_patched_constructor(gpushim_patched):
     """pybind11 converts list elements by calling TensorGPU, so through its patched ``__init__``.
@@ -239,7 +237,7 @@ def test_list_elements_are_converted_through_the_patched_constructor(gpushim_pat
     assert spy.readers == [patch.apply.__module__]
 
 
-@affected_only
+@GATE.affected_only
 def test_a_failed_construction_can_be_reported_with_the_locals_of_every_frame():
     """An unbuilt DALI tensor crashes when printed; the patch's frame must not show one."""
     code = "\n".join(
@@ -262,7 +260,7 @@ def test_a_failed_construction_can_be_reported_with_the_locals_of_every_frame():
 # unpatch ------------------------------------------------------------------------------------
 
 
-@affected_only
+@GATE.affected_only
 def test_unpatch_restores_the_identical_constructors():
     originals = [vars(cls)["__init__"] for cls in CLASSES]
     with applied(patch):
@@ -276,13 +274,13 @@ def test_unpatch_restores_the_identical_constructors():
 # harmless -----------------------------------------------------------------------------------
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_not_affected(gpushim_patched):
     (record,) = [record for record in gpushim.status() if record["id"] == patch.id]
     assert record["state"] == "not-affected"
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_constructors_are_dalis_own():
     originals = [vars(cls)["__init__"] for cls in CLASSES]
     with applied(patch):
@@ -290,7 +288,7 @@ def test_constructors_are_dalis_own():
         assert all(type(original).__name__ == "instancemethod" for original in originals)
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_stream_none_builds_like_no_stream_key_without_gpushim():
     results = fresh_outcomes(None, {"none": NONE, "absent": ABSENT})
     for route in routes():

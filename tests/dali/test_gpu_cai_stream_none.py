@@ -41,7 +41,6 @@ from tests.support import gate, run_python  # noqa: E402
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
-affected_only = GATE.affected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +74,7 @@ def constructor_routes():
 
 
 @on_gpu
-@affected_only
+@GATE.affected_only
 def test_needed_stream_none_fails_without_gpushim():
     """On a device the failure is the SystemError of the issue, with the pending TypeError as its context."""
     code = (

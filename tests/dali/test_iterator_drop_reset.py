@@ -29,7 +29,6 @@ from gpushim.patches.dali.iterator_drop_reset import patch  # noqa: E402
 from tests.support import applied, gate, record_corpus, run_python  # noqa: E402
 
 GATE = gate(patch)
-affected_only = GATE.affected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 EPOCHS = 4
@@ -171,7 +170,7 @@ TELLING = {
 }
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_the_epoch_after_len_batches_is_lost_without_gpushim(torch, tmp_path):
     outcomes = run_corpus(tmp_path)
     assert {name: batch_counts(outcomes[name]) for name in TELLING} == {
@@ -190,7 +189,7 @@ def test_faithful_whole_epochs_match_the_fixed_release(torch, tmp_path):
     assert first_epoch == [[[[0, 0], [2, 0]]], [[[4, 0], [1, 1]]]]  # label0/000, 002, 004, then label1/001
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_in_a_fresh_interpreter_with_gpushim_imported_first(torch, tmp_path):
     code = "\n".join(
         [
@@ -208,7 +207,7 @@ def test_effective_in_a_fresh_interpreter_with_gpushim_imported_first(torch, tmp
     assert batch_counts(json.loads(finished.stdout.splitlines()[-1])) == [2] * EPOCHS
 
 
-@affected_only
+@GATE.affected_only
 def test_other_policies_and_a_mid_epoch_reset_are_the_releases_own(torch, tmp_path):
     """The wrapper acts only with DROP and a batch left behind; a reset in mid-epoch is still ignored."""
     import nvidia.dali.plugin.pytorch as plugin

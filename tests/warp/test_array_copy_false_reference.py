@@ -28,8 +28,6 @@ from tests.warp import cai_corpus  # noqa: E402
 warp.config.quiet = True
 warp.init()
 
-affected_only = GATE.affected_only
-
 
 def numbers(shape, dtype, order="C"):
     size = int(np.prod(shape))
@@ -134,7 +132,7 @@ def run_corpus() -> dict:
 ALIASED = {"source", "view of source"}
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_aliased_sources_are_forgotten_and_freed_without_gpushim():
     for name, outcome in run_corpus().items():
         assert outcome["references"] == "NoneType", name
@@ -142,7 +140,7 @@ def test_needed_aliased_sources_are_forgotten_and_freed_without_gpushim():
             assert outcome["source freed while the array lives"], name
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_aliased_sources_stay_alive_while_the_array_lives(this_patch):
     outcomes = run_corpus()
     for name, outcome in outcomes.items():
@@ -165,7 +163,7 @@ def test_faithful_corpus_matches_the_fixed_release(request):
     assert outcomes["float32 (5,)"]["source freed while the array lives"] is False
 
 
-@affected_only
+@GATE.affected_only
 def test_the_note_left_between_the_two_wrappers_is_removed(this_patch):
     result = warp.array(np.ones(3, dtype=np.float32), dtype=warp.float32, device="cpu", copy=False)
     assert not any(name.startswith("_gpushim") for name in vars(result))

@@ -22,8 +22,6 @@ from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 BUFFER = np.zeros(1, dtype=np.uint8)
 HUGE = [65536, 65537]  # 4,295,032,832 elements: 65,536 once wrapped in int32
@@ -115,14 +113,14 @@ def huge_over_a_pointer(shape):
         return warp.array(ptr=BUFFER.ctypes.data, shape=shape, dtype=warp.uint8, device="cpu")
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_int32_shape_wraps_the_size_without_gpushim():
     array = huge_over_a_pointer(np.array(HUGE, np.int32))
     assert int(array.size) == 65536
     assert huge_over_a_pointer(tuple(HUGE)).size == 65536 * 65537
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_int32_shape_is_made_of_python_ints_with_gpushim():
     with applied(patch):
         array = huge_over_a_pointer(np.array(HUGE, np.int32))
@@ -130,7 +128,7 @@ def test_effective_int32_shape_is_made_of_python_ints_with_gpushim():
     assert (array.size, array.capacity) == (65536 * 65537, 65536 * 65537)
 
 
-@affected_only
+@GATE.affected_only
 def test_arrays_warp_makes_itself_pass_untouched():
     """Views and copies that Warp shapes with Python ints keep working under the wrapper."""
     warp = _warp()

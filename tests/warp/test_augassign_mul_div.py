@@ -28,8 +28,6 @@ import warp  # noqa: E402
 
 warp.config.quiet = True
 
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -315,7 +313,7 @@ def cache_script(tmp_path_factory):
     return run
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_in_place_ops_on_array_elements_are_dropped_without_gpushim():
     outcomes, state = corpus_in_fresh_python(prelude="")
     assert state == "inactive"
@@ -323,7 +321,7 @@ def test_needed_in_place_ops_on_array_elements_are_dropped_without_gpushim():
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
 
 
-@affected_only
+@GATE.affected_only
 def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
     wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
     assert cache_script()[0][0] == wrong
@@ -334,7 +332,7 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
     assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
 
 
-@affected_only
+@GATE.affected_only
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
     launches = cache_script("in-process")
@@ -345,7 +343,7 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
     assert launches[2:] == [(right, "reused in memory"), (wrong, "cached")]
 
 
-@affected_only
+@GATE.affected_only
 def test_code_generation_dispatches_through_node_visitors():
     """Patching the method alone would change nothing: Warp calls the item of ``Adjoint.node_visitors``."""
     import ast
@@ -374,7 +372,7 @@ def test_code_generation_dispatches_through_node_visitors():
     assert method_only == released < fixed
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("verbose", [False, True])
 def test_the_warning_is_printed_only_when_verbose_as_in_1_4_2(verbose, capsys, monkeypatch):
     module = mul_div.module

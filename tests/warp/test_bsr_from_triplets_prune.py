@@ -27,7 +27,6 @@ import warp.sparse  # noqa: E402
 
 warp.config.quiet = True
 
-affected_only = GATE.affected_only
 
 ROWS, COLUMNS = [1, 0, 2, 3], [0, 1, 2, 3]
 
@@ -164,7 +163,7 @@ UNTOUCHED = {
 }
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_zero_blocks_are_pruned_when_asked_not_to_without_gpushim():
     outcomes = run_corpus()
     assert {name: outcomes[name] for name in TELLING} == {name: pruned for name, (pruned, _) in TELLING.items()}
@@ -179,7 +178,7 @@ def test_faithful_corpus_matches_the_fixed_release():
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
 
 
-@affected_only
+@GATE.affected_only
 def test_a_call_that_keeps_zeros_does_not_change_what_another_thread_prunes(monkeypatch):
     """The request not to prune belongs to the call: a concurrent call with the default still prunes."""
     inside, kept = threading.Barrier(2), {}
@@ -206,7 +205,7 @@ def test_a_call_that_keeps_zeros_does_not_change_what_another_thread_prunes(monk
     assert (kept["nnz"], pruned["nnz"]) == (4, 0)
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("prune", [False, True])
 def test_the_mask_is_warps_own_outside_a_call(prune):
     with applied(patch):

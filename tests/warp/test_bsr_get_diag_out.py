@@ -22,8 +22,6 @@ from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 STALE = 7.0
 
@@ -104,13 +102,13 @@ def run_corpus():
     return outcomes
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_rows_without_a_diagonal_keep_stale_values_without_gpushim():
     matrix = make_matrix(*MATRICES["4x4 scalar, diagonal in rows 0 and 2"])
     assert diagonal(matrix, filled(4, "float32", STALE))["values"] == [1.0, STALE, 3.0, STALE]
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_stale_values_are_cleared_with_gpushim():
     matrix = make_matrix(*MATRICES["4x4 scalar, diagonal in rows 0 and 2"])
     with applied(patch):
@@ -126,7 +124,7 @@ def test_faithful_corpus_matches_the_fixed_release():
     assert outcomes["same out twice"][1]["values"] == [8.0, 0.0, 0.0, 0.0]
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_bsr_get_diag_is_warps_own():
     warp = _warp()
     before = warp.sparse.bsr_get_diag

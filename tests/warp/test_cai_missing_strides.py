@@ -17,8 +17,6 @@ from tests.warp import cai_corpus
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 NONE_SUBSCRIPT = ["TypeError", "'NoneType' object is not subscriptable"]
@@ -57,14 +55,14 @@ def own_init_from_data():
     return vars(warp.types.array)["_init_from_data"]
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_vector_and_matrix_dtypes_fail_without_gpushim():
     outcomes, state = fresh_python(prelude="")
     assert state == "inactive"  # gpushim not imported: nothing applied
     assert outcomes == {case["name"]: {"raises": NONE_SUBSCRIPT} for case in cai_corpus.ISSUE_CASES}
 
 
-@affected_only
+@GATE.affected_only
 def test_probe_shows_the_bug_without_gpushim():
     assert probe_in_fresh_python() == (
         "wp.array(dtype=wp.vec3) over an interface without strides raises TypeError: "
@@ -72,7 +70,7 @@ def test_probe_shows_the_bug_without_gpushim():
     )
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("prelude", ["import gpushim.auto\nimport warp", "import warp\nimport gpushim.auto"])
 def test_effective_with_gpushim_auto_before_or_after_warp(prelude):
     outcomes, state = fresh_python(prelude)
@@ -82,7 +80,7 @@ def test_effective_with_gpushim_auto_before_or_after_warp(prelude):
     assert outcomes["vec3 f4 (5,3)/absent"]["strides"] == [12]
 
 
-@affected_only
+@GATE.affected_only
 def test_array_references_the_original_source(gpushim_patched):
     import warp
 
@@ -91,7 +89,7 @@ def test_array_references_the_original_source(gpushim_patched):
     assert array._ref is source
 
 
-@affected_only
+@GATE.affected_only
 def test_interface_of_the_source_is_left_unchanged(gpushim_patched):
     import warp
 
@@ -102,7 +100,7 @@ def test_interface_of_the_source_is_left_unchanged(gpushim_patched):
     assert "strides" not in source.__cuda_array_interface__
 
 
-@affected_only
+@GATE.affected_only
 def test_zero_d_source_without_strides_keeps_the_released_behaviour(gpushim_patched):
     """1.6.0 accepts it for scalars, 1.6.1 raises IndexError; the backport does not add that failure."""
     import warp
@@ -112,7 +110,7 @@ def test_zero_d_source_without_strides_keeps_the_released_behaviour(gpushim_patc
     assert (array.shape, array.strides, array._ref) == ((1,), (4,), source)
 
 
-@affected_only
+@GATE.affected_only
 def test_unpatch_restores_the_identical_method():
     original = own_init_from_data()
     with applied(patch):
@@ -133,7 +131,7 @@ def test_faithful_corpus_matches_the_fixed_release(request):
         assert "raises" not in outcomes[case["name"]], outcomes[case["name"]]
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_not_affected_with_gpushim_auto_in_a_fresh_process():
     outcomes, state = fresh_python("import gpushim.auto\nimport warp")
     assert state == "not-affected"

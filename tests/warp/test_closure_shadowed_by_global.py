@@ -26,7 +26,6 @@ import warp  # noqa: E402
 
 warp.config.quiet = True
 
-affected_only = GATE.affected_only
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -297,7 +296,7 @@ def writes(outcomes: dict, names) -> dict:
     }
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_kernels_read_the_global_a_closure_shadows_without_gpushim():
     outcomes, state = corpus_in_fresh_python(prelude="")
     assert state == "inactive"
@@ -305,7 +304,7 @@ def test_needed_kernels_read_the_global_a_closure_shadows_without_gpushim():
     assert writes(outcomes, UNTOUCHED) == UNTOUCHED
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_with_gpushim_imported_before_warp():
     outcomes, state = corpus_in_fresh_python(prelude="import gpushim.auto")
     assert state == "applied"
@@ -375,7 +374,7 @@ def cache_script(tmp_path_factory):
     return run
 
 
-@affected_only
+@GATE.affected_only
 def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
     assert cache_script("42") == ("17", "compiled")
     assert cache_script("42", "gpushim") == ("42", "compiled")
@@ -385,7 +384,7 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
     assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
 
 
-@affected_only
+@GATE.affected_only
 def test_a_new_value_in_the_closure_is_built_anew_not_found_in_the_cache(cache_script):
     """The constants Warp hashes are the closure's, as in 1.3.2; unpatched, Warp hashed the global."""
     assert cache_script("43", "gpushim") == ("43", "compiled")
@@ -393,7 +392,7 @@ def test_a_new_value_in_the_closure_is_built_anew_not_found_in_the_cache(cache_s
     assert cache_script("43", "gpushim") == ("43", "cached")
 
 
-@affected_only
+@GATE.affected_only
 def test_code_generation_dispatches_through_node_visitors():
     """Warp evaluates names through the item of ``Adjoint.node_visitors``: the patch replaces it too."""
     import ast

@@ -24,8 +24,6 @@ import warp  # noqa: E402
 
 warp.config.quiet = True
 
-affected_only = GATE.affected_only
-
 
 def arrays() -> dict:
     def filled(shape, **options):
@@ -125,7 +123,7 @@ def view(outcomes: dict, name: str):
     return outcomes[name].get("raises") or outcomes[name]
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_empty_slices_raise_without_gpushim():
     outcomes = run_corpus()
     for name, (released, _) in TELLING.items():
@@ -146,7 +144,7 @@ def test_faithful_corpus_matches_the_fixed_release():
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
 
 
-@affected_only
+@GATE.affected_only
 def test_tracebacks_point_at_warps_own_source():
     """The recompiled method keeps Warp's file and line numbers: an error names the line Warp's file has."""
     import linecache
@@ -161,7 +159,7 @@ def test_tracebacks_point_at_warps_own_source():
     assert "raise RuntimeError" in linecache.getline(frame.filename, frame.lineno)
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize("key", [slice(1, 2), (slice(0, 2), 1)])
 def test_non_empty_views_are_the_releases_own(key):
     base = warp.array(np.arange(12, dtype=np.float32).reshape(3, 4), device="cpu")

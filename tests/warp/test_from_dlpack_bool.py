@@ -31,8 +31,6 @@ warp.config.quiet = True
 warp.init()
 
 FIXED = Version(GATE.release[1]) >= Version(patch.fixed_in)
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 # Warp's own messages name its classes by module path, which 1.10 moved from warp. to warp._src.
 MOVED = "warp._src."
@@ -130,7 +128,7 @@ def released_failure(dtype) -> list[str]:
 ACCEPTED = {"None": "bool", "bool": "bool", "int8": "int8", "uint8": "uint8"}
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_every_bool_source_fails_without_gpushim():
     outcomes = run_corpus()
     for name, result in outcomes.items():
@@ -139,7 +137,7 @@ def test_needed_every_bool_source_fails_without_gpushim():
         assert result == {"raises": expected}, name
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_bool_sources_read_as_bool_int8_uint8(this_patch):
     outcomes = run_corpus()
     for source_name, array in sources().items():
@@ -152,7 +150,7 @@ def test_effective_bool_sources_read_as_bool_int8_uint8(this_patch):
             assert result["zero_copy"], (source_name, dtype_name)
 
 
-@affected_only
+@GATE.affected_only
 def test_refusals_name_the_requested_dtype_as_the_fixed_release_does(this_patch):
     outcomes = run_corpus()
     assert outcomes["(3,) as float32"] == {
@@ -205,7 +203,7 @@ def test_warp_reads_back_its_own_bool_export_as_it_reads_numpy(request, way):
             assert exported == outcome(twin, dtype, twin.ctypes.data), (source_name, dtype_name, exported)
 
 
-@affected_only
+@GATE.affected_only
 def test_fails_open_where_neither_module_layout_is_found(monkeypatch):
     import types
 
@@ -219,7 +217,7 @@ def test_fails_open_where_neither_module_layout_is_found(monkeypatch):
     assert journal.entries == []
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_the_fixed_release_keeps_its_own_functions():
     module = sys.modules["warp._src.dlpack"] if "warp._src.dlpack" in sys.modules else sys.modules["warp.dlpack"]
     before = vars(module)["dtype_from_dlpack"], vars(module)["dtype_is_compatible"]

@@ -30,7 +30,6 @@ from tests.support import gate, run_python
 GATE = gate(patch)
 RELEASE = GATE.release
 AFFECTED = GATE.affected
-affected_only = GATE.affected_only
 
 import warp as wp  # noqa: E402
 
@@ -97,7 +96,7 @@ class WithoutStridesKey:
 
 
 @on_gpu
-@affected_only
+@GATE.affected_only
 def test_needed_the_reproducer_fails_without_gpushim():
     code = (
         "import cupy, warp as wp\nwp.config.quiet = True\n"

@@ -17,8 +17,6 @@ from tests.support import applied, gate, record_corpus, run_python
 
 GATE = gate(patch)
 
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 STEPS = 3
 SETTINGS = [
@@ -84,18 +82,18 @@ def issue_example() -> list:
     return steps
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_momentum_acts_as_weight_decay_without_gpushim():
     assert issue_example() == [[0.9, 1.8], [0.809, 1.618]]
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_torch_semantics_with_gpushim():
     with applied(patch):
         assert issue_example() == [[0.99, 1.98], [0.971, 1.942]]
 
 
-@affected_only
+@GATE.affected_only
 @pytest.mark.parametrize(
     "prelude", ["import gpushim.auto\nimport warp.optim", "import warp.optim\nimport gpushim.auto"]
 )
@@ -107,7 +105,7 @@ def test_effective_with_gpushim_auto_before_or_after_warp_optim(prelude):
     assert "@@probe None" in finished.stdout.splitlines()
 
 
-@affected_only
+@GATE.affected_only
 def test_optimizer_made_before_the_patch_is_fixed_too():
     warp = _warp()
     params = warp.array([1.0, 2.0], dtype=warp.float32, device="cpu")
@@ -125,7 +123,7 @@ def test_faithful_corpus_matches_the_fixed_release():
     assert [round(value, 6) for value in first] == [0.99, -2.02, 0.53]
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_step_detail_is_warps_own():
     warp = _warp()
     before = vars(warp.optim.SGD)["step_detail"]

@@ -18,8 +18,6 @@ import warp as wp  # noqa: E402
 wp.config.quiet = True
 wp.init()
 
-affected_only = GATE.affected_only
-unaffected_only = GATE.unaffected_only
 
 ITERATIONS = 3
 
@@ -123,14 +121,14 @@ def run_corpus():
     return outcomes
 
 
-@affected_only
+@GATE.affected_only
 def test_needed_nested_gradients_pile_up_without_gpushim():
     rounds = iterate(two_deep, *make_two_deep(), fresh_tape=True)
     assert [r["backward"]["l1.x"] for r in rounds] == [[3.0] * 3, [6.0] * 3, [9.0] * 3]
     assert [r["backward"]["y"] for r in rounds] == [[1.0, -2.0, 4.0]] * 3
 
 
-@affected_only
+@GATE.affected_only
 def test_effective_nested_gradients_are_zeroed_with_gpushim():
     with applied(patch):
         rounds = iterate(three_deep, *make_three_deep(), fresh_tape=False)
@@ -145,7 +143,7 @@ def test_faithful_corpus_matches_the_fixed_release():
     assert [r["backward"]["l1.x"] for r in outcomes["two deep, new tape"]] == [[3.0] * 3] * 3
 
 
-@unaffected_only
+@GATE.unaffected_only
 def test_harmless_get_adjoint_is_warps_own():
     before = vars(wp.Tape)["get_adjoint"]
     with applied(patch):
