@@ -13,9 +13,10 @@ installed distributions, never copied: where that state is ``applied`` the
 probe must show the bug without gpushim and not with it, whichever comes
 first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back;
 patching twice wraps once; what the patch put in place keeps what it
-replaced as ``__wrapped__``; ``unpatch()`` restores the identical objects.
-Where the patch ends in any other state, the probe finds no bug and the
-patch touched nothing.  Probes run in fresh interpreters, all of the
+replaced as ``__wrapped__`` and pickles and copies as it does;
+``unpatch()`` restores the identical objects.  Where the patch ends in any
+other state, the probe finds no bug and the patch touched nothing: every
+module of the target and every class in them holds the released objects.  Probes run in fresh interpreters, all of the
 checked patches' in one per question, and a probe that crashes its
 interpreter is asked again in one of its own, where the crash counts as the
 bug showing.  Only patches whose target is installed are checked.
@@ -23,10 +24,12 @@ bug showing.  Only patches whose target is installed are checked.
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import json
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -34,6 +37,7 @@ import tempfile
 import pytest
 
 import gpushim
+from gpushim.interpreters import python_command
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
 
 PROBES = """
@@ -97,7 +101,7 @@ def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> 
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "answers.jsonl")
         finished = subprocess.run(
-            [sys.executable, "-c", code, path, *ids], env=env, capture_output=True, text=True, timeout=600
+            python_command(code, path, *ids), env=env, capture_output=True, text=True, timeout=600
         )
         answered = {}
         if os.path.exists(path):
@@ -204,3 +208,131 @@ class Contract:
             gpushim.unpatch(id)
         for entry in entries:
             assert entry.bound() is (None if entry.inherited else entry.original)
+
+    def instances(self, id: str) -> dict[type, object]:
+        """Instances through which to read the methods patch ``id`` replaces, by class; override to give some."""
+        return {}
+
+    def test_what_the_patch_replaces_pickles_and_copies_as_the_original_does(self, id, expected, target):
+        if expected != APPLIED:
+            pytest.skip(f"{id} is {expected} here")
+        assert pickling_differences(id, self.instances(id)) == {}
+
+    def test_harmless_where_the_patch_does_not_apply_the_target_keeps_every_released_object(self, id, expected, target):
+        if expected == APPLIED:
+            pytest.skip(f"{id} applies here")
+        released = bindings(gpushim.registry().library(id).target)
+        gpushim.patch(id)
+        try:
+            assert gpushim.registry().journal(id) is None
+            assert bindings(gpushim.registry().library(id).target) == released
+        finally:
+            gpushim.unpatch(id)
+
+
+def bindings(target: str) -> dict[tuple[str, str], int]:
+    """The identity of every name bound in each imported module of ``target`` and in each class those define."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name != target and not name.startswith(target + "."):
+            continue
+        for attribute, value in list(vars(module).items()):
+            found[name, attribute] = id(value)
+            if isinstance(value, type) and value.__module__ == name:
+                for member, inner in list(vars(value).items()):
+                    found[f"{name}.{attribute}", member] = id(inner)
+    return found
+
+
+_WAYS = {"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}
+
+
+def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tuple[dict, dict]]:
+    """Every read of what patch ``id`` replaces whose outcomes disagree patched: ``{read: (unpatched, patched)}``.
+
+    Each binding is read as a user reads it, through its owner (and through
+    ``instances[owner]`` where given: a method read through an instance is a
+    bound method), then pickled, copied and deep-copied, once with the patch
+    undone and once applied.  Where the original loads back as itself, the
+    patched read must load back as the patched object; where the original
+    fails, the patched one must fail with the same exception type; where the
+    original gives another object, the patched one may give itself.
+    """
+    gpushim.patch(id)
+    try:
+        entries = gpushim.registry().journal(id).entries
+        replaced = [(entry.owner, entry.name, getattr(entry, "item", False)) for entry in entries]
+    finally:
+        gpushim.unpatch(id)
+    reads = {}
+    for owner, name, item in replaced:
+        if item:
+            reads[f"{type(owner).__name__}[{name!r}]"] = lambda owner=owner, name=name: owner[name]
+            continue
+        reads[_label(owner, name)] = lambda owner=owner, name=name: getattr(owner, name)
+        instance = instances.get(owner)
+        if instance is not None:
+            reads[f"an instance's {_label(owner, name)}"] = lambda instance=instance, name=name: getattr(instance, name)
+    unpatched = {label: _outcomes(read) for label, read in reads.items()}
+    gpushim.patch(id)
+    try:
+        patched = {label: _outcomes(read) for label, read in reads.items()}
+    finally:
+        gpushim.unpatch(id)
+    assert unpatched, f"{id} replaced nothing"
+    return {
+        label: (unpatched[label], patched[label])
+        for label in reads
+        if not all(_agrees(unpatched[label][way], patched[label][way]) for way in _WAYS)
+    }
+
+
+def _outcomes(read) -> dict[str, str]:
+    """What pickling, copying and deep-copying ``read()`` gives: itself, something else, or an exception type."""
+    answers = {}
+    for way, act in _WAYS.items():
+        value = read()
+        try:
+            result = act(value)
+        except Exception as error:
+            answers[way] = f"raises {type(error).__name__}"
+        else:
+            answers[way] = _kind(result, value)
+    return answers
+
+
+def _identity(value: object) -> object:
+    """What makes two reads the same: the object, or for a bound method (wrapt's too) its function and instance."""
+    parent = getattr(value, "_self_parent", None)  # a wrapt bound wrapper: a new one per read
+    if parent is not None:
+        return parent, value._self_instance
+    function = getattr(value, "__func__", None)
+    if function is not None and hasattr(value, "__self__"):
+        return function, value.__self__
+    return value
+
+
+def _kind(result: object, value: object) -> str:
+    same, other = _identity(result), _identity(value)
+    if type(same) is tuple and type(other) is tuple:
+        same = all(mine is theirs for mine, theirs in zip(same, other))
+    else:
+        same = same is other
+    if not same:
+        return "an equal one" if result == value else "another"
+    if hasattr(result, "__wrapped__") != hasattr(value, "__wrapped__"):
+        return "itself, unpatched"
+    return "itself"
+
+
+def _label(owner: object, name: str) -> str:
+    if isinstance(owner, type):
+        return f"{owner.__module__}.{owner.__qualname__}.{name}"
+    return f"{getattr(owner, '__name__', repr(owner))}.{name}"
+
+
+def _agrees(unpatched: str, patched: str) -> bool:
+    """Whether a patched read's outcome is the original's (see :func:`pickling_differences`)."""
+    if unpatched.startswith("raises") or patched.startswith("raises") or unpatched == "itself":
+        return unpatched == patched
+    return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import gpushim
 from gpushim.states import APPLIED
 from gpushim.testing import GPUSHIM_FIRST, WITHOUT, Contract, installed_ids
 from tests.gpu import on_gpu
@@ -18,6 +19,16 @@ if not installed_ids():
 
 
 class TestContract(Contract):
+    def instances(self, id):
+        """A Warp CPU array, through which Warp's array methods are read as bound methods; no GPU is used."""
+        if gpushim.registry().library(id).target != "warp":
+            return {}
+        import warp
+
+        warp.config.quiet = True
+        array = warp.zeros(3, dtype=warp.float32, device="cpu")
+        return {type(array): array}
+
     @on_gpu
     def test_on_a_device_the_probes_give_the_same_verdicts(self, id, expected):
         """Where a device is present the probes use its memory (``gpushim.device``): needed and effective still hold.

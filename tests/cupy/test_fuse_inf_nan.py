@@ -17,7 +17,7 @@ import numpy  # noqa: E402
 from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
 from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
 from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
-from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
+from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
@@ -39,26 +39,12 @@ def test_needed_second_path_writes_bare_inf_and_nan_without_gpushim():
 
 
 @GATE.affected_only
-def test_needed_probe_reports_the_bug_without_gpushim():
-    result = run_python("from gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())")
-    assert "'= inf;'" in result.stdout, result.stderr
-
-
-@GATE.affected_only
 @pytest.mark.parametrize("other", [None, "cupy.fuse_python_scalar"], ids=["with-fuse_python_scalar", "alone"])
 @pytest.mark.parametrize("order", ["before", "after"], ids=["auto-before-cupy", "auto-after-cupy"])
 def test_effective_second_path_writes_cudart_constants(order, other):
     traced = fusion_tracing.trace_in_fresh_interpreter("second", gpushim=order, disable=other)
     assert not [case for case, outcome in traced.items() if writes_bare_inf_or_nan(outcome)]
     assert "double v2 = CUDART_INF;" in traced["seed_where_inf"]["body"]
-
-
-@GATE.affected_only
-def test_effective_probe_finds_nothing_with_gpushim():
-    result = run_python(
-        "import gpushim.auto, cupy\nfrom gpushim.patches.cupy.fuse_inf_nan import _probe; print(_probe())"
-    )
-    assert result.stdout.strip() == "None", result.stderr
 
 
 @GATE.recorded_only
@@ -90,24 +76,7 @@ def test_faithful_constants_are_named_by_get_cuda_scalar_repr(gpushim_patched):
     assert trace_scalar()(memory, 0, numpy.dtype("float64"), 0).var_name == "a7"
 
 
-@GATE.unaffected_only
-def test_harmless_not_affected_and_var_name_is_cupys_own(gpushim_patched):
-    state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
-    assert state in ("not-affected", "not-installed")
-    getter = vars(trace_scalar())["var_name"].fget
-    assert getter.__module__ == "cupy._core._fusion_variable"
-
-
 @GATE.affected_only
 def test_the_patched_property_keeps_its_doc():
     with applied(patch):
         assert vars(trace_scalar())["var_name"].__doc__ == f"CUDA name of the scalar (patched by {patch.id})"
-
-
-@GATE.affected_only
-def test_unpatch_restores_the_released_property():
-
-    released = vars(trace_scalar())["var_name"]
-    with applied(patch):
-        assert vars(trace_scalar())["var_name"] is not released
-    assert vars(trace_scalar())["var_name"] is released

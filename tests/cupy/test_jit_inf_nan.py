@@ -84,20 +84,3 @@ def test_faithful_source_of_the_corpus(gpushim_patched):
     assert len(outcomes) == len(jit_constants.cases())
     assert bare(outcomes) == []
     record_faithful(patch, outcomes)
-
-
-@GATE.unaffected_only
-def test_harmless_not_affected_and_the_function_is_cupys_own(gpushim_patched):
-    state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
-    assert state in ("not-affected", "not-installed")
-    function = cuda_types().get_cuda_code_from_constant
-    assert function.__module__ == "cupyx.jit._cuda_types"
-    assert not hasattr(function, "__wrapped__")
-
-
-@GATE.affected_only
-def test_unpatch_restores_the_released_function():
-    released = cuda_types().get_cuda_code_from_constant
-    with applied(patch):
-        assert cuda_types().get_cuda_code_from_constant.__wrapped__ is released
-    assert cuda_types().get_cuda_code_from_constant is released
