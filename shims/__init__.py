@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import states
 from .declaration import Patch
-from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, TargetMismatch
+from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, ProbeCannotRun, TargetMismatch
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = [
     "NotAffected",
     "Patch",
     "PatchError",
+    "ProbeCannotRun",
     "TargetMismatch",
     "patch",
     "record",

@@ -36,3 +36,12 @@ class NotAffected(Exception):
 
 class InvalidDeclaration(Exception):
     """A patch module does not declare a valid :class:`gpushim.Patch` for its own id."""
+
+
+class ProbeCannotRun(Exception):
+    """A probe cannot run on this install: something it needs and the bug does not is missing.
+
+    Raised from a patch's probe (a CUDA library the reproduction loads, say);
+    the self-test then says why instead of giving a verdict on the bug, and
+    does not count it as an error of the patch.
+    """

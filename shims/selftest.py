@@ -35,6 +35,7 @@ import time
 
 import gpushim
 
+from .errors import ProbeCannotRun
 from .interpreters import python_command
 from .states import DISABLED, NOT_INSTALLED
 
@@ -46,6 +47,7 @@ NEEDED = "needed"
 EFFECTIVE = "effective"
 NOT_NEEDED = "not-needed"
 PROBE_ERROR = "probe-error"
+CANNOT_RUN = "cannot-run"  # the probe needs what this install lacks: no verdict, and no error of the patch
 NO_BUG = "no bug"
 TIMEOUT = 600
 
@@ -63,6 +65,8 @@ def run_probes(answers: str, state: str, ids: list[str]) -> None:
             try:
                 bug = gpushim.registry()[id].probe()
                 answer = {"id": id, "bug": str(bug) if bug else None}
+            except ProbeCannotRun as why:
+                answer = {"id": id, "cannot_run": str(why)}
             except Exception as error:
                 answer = {"id": id, "error": f"{type(error).__name__}: {error}"}
             if state == "without":
@@ -136,7 +140,7 @@ def _run(state: str, ids: list[str], say: Callable[[str], None]) -> dict[str, di
 
 def _what_the_probe_said(answer: dict) -> str:
     """The bug it described, else why it could not run, else that there was no bug."""
-    return answer.get("bug") or answer.get("error") or NO_BUG
+    return answer.get("bug") or answer.get("error") or answer.get("cannot_run") or NO_BUG
 
 
 def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str | None]]:
@@ -187,6 +191,8 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
         result[state] = _what_the_probe_said(answer)
         if "error" in answer:
             result["verdict"] = PROBE_ERROR
+        elif "cannot_run" in answer:
+            result["verdict"] = CANNOT_RUN
         showed[result["id"]] = bool(answer.get("bug"))
     bugs = sum(showed.values())
     say(f"{release}: {bugs} of {len(results)} showed the bug {state} ({time.monotonic() - started:.1f} s)")

@@ -50,7 +50,7 @@ without a CUDA toolkit the ``nvidia-cublas-cu12`` wheel can provide.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Patch, ProbeCannotRun, TargetMismatch
 
 MODULE = "cupyx.scipy.linalg._matfuncs"
 
@@ -118,20 +118,32 @@ def _import_linalg():
         soname = re.search(r"libcublas\.so\.\d+", str(error))
         if soname is None:
             raise
-        import ctypes
-        import importlib.util
-        from pathlib import Path
-
-        wheel = importlib.util.find_spec("nvidia.cublas")
-        if wheel is None or not wheel.submodule_search_locations:
-            raise
-        for directory in wheel.submodule_search_locations:
-            library = Path(directory, "lib", soname.group(0))
-            if library.exists():
-                ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+        if not _load_from_the_wheel(soname.group(0)):
+            raise ProbeCannotRun(
+                f"cupyx.scipy.linalg needs {soname.group(0)}, which is neither on the loader's path nor installed"
+                " by nvidia-cublas-cu12"
+            ) from error
         import cupyx.scipy.linalg
 
     return cupyx.scipy.linalg
+
+
+def _load_from_the_wheel(soname):
+    """Load ``soname`` from the ``nvidia-cublas-cu12`` wheel; whether the wheel has it."""
+    import ctypes
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        wheel = importlib.util.find_spec("nvidia.cublas")
+    except ImportError:  # no ``nvidia`` package at all
+        return False
+    folders = (wheel.submodule_search_locations or []) if wheel else []
+    for library in (Path(folder, "lib", soname) for folder in folders):
+        if library.exists():
+            ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+            return True
+    return False
 
 
 def _expm_on_numpy(matfuncs):

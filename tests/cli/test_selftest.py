@@ -120,8 +120,16 @@ def broken_probe():
     raise LookupError("the probe is wrong")
 
 
+def unrunnable_probe():
+    from gpushim import ProbeCannotRun
+
+    raise ProbeCannotRun("it needs libsynth.so.1, which is not installed")
+
+
 if os.environ.get("SYNTH_BROKEN"):
     PATCHES = [declare("one.broken", "synthone", lambda module, journal: None, broken_probe)]
+if os.environ.get("SYNTH_UNRUNNABLE"):
+    PATCHES = [declare("one.unrunnable", "synthone", lambda module, journal: None, unrunnable_probe)]
 """
 
 SITECUSTOMIZE = """
@@ -247,6 +255,22 @@ def test_a_probe_that_raises_is_an_error_not_a_verdict_on_the_bug(site):
     row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
     assert row == ["one.broken", "synthone", "1.5.0", "probe-error", "LookupError: the probe is wrong", "-"]
     assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 probe-error"
+
+
+def test_a_probe_that_cannot_run_here_says_why_and_is_no_error_of_the_patch(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_UNRUNNABLE="1"))
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.splitlines()
+    row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
+    assert row == [
+        "one.unrunnable",
+        "synthone",
+        "1.5.0",
+        "cannot-run",
+        "it needs libsynth.so.1, which is not installed",
+        "-",
+    ]
+    assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 cannot-run"
 
 
 def test_the_probes_interpreters_run_no_code_from_the_working_directory(site, tmp_path, results):
