@@ -1,7 +1,9 @@
 """How gpushim tells the user what happened, without ever breaking their program.
 
 A warning points at the user's own line (the ``import cupy`` that triggered a
-patch, say), not at gpushim or the import machinery.  When the warning
+patch, say), not at gpushim or the import machinery; one raised while the
+interpreter starts (``gpushim-run``'s bootstrap) has no such line and points
+at gpushim.  When the warning
 filters turn it into an exception (``python -W error``, pytest's
 ``filterwarnings = error``) it is dropped: the failure is still in
 ``gpushim.status()`` and in the log, and only ``GPUSHIM_STRICT=1`` may make
@@ -24,11 +26,14 @@ _LONGEST_VALUE = 200
 
 
 def _is_internal(filename: str) -> bool:
-    return filename.startswith((_HERE, "<frozen importlib")) or "importlib" + os.sep in filename
+    """gpushim's own frames, the import system's, and the interpreter's startup (``site`` running the bootstrap)."""
+    if filename.startswith((_HERE, "<frozen importlib", "<frozen site>")) or "importlib" + os.sep in filename:
+        return True
+    return os.path.basename(filename) == "site.py" and os.path.dirname(filename) == os.path.dirname(os.__file__)
 
 
-def _stacklevel() -> int:
-    """The ``stacklevel`` of the first frame outside gpushim and importlib, for :func:`warnings.warn`.
+def _stacklevel() -> int | None:
+    """The ``stacklevel`` of the first frame outside gpushim and importlib, for :func:`warnings.warn`; None if none.
 
     :func:`warnings.warn` itself passes over importlib's ``_bootstrap`` frames
     without counting them, so they are not counted here either.
@@ -38,15 +43,22 @@ def _stacklevel() -> int:
         filename = frame.f_code.co_filename
         frame = frame.f_back
         level += not ("importlib" in filename and "_bootstrap" in filename)
-    return level if frame is not None else 1
+    return level if frame is not None else None
 
 
 def warn(message: str) -> None:
-    """Warn with :class:`GpushimWarning` at the user's line; never raise, even when ``warnings`` cannot be imported."""
+    """Warn with :class:`GpushimWarning` at the user's line; never raise, even when ``warnings`` cannot be imported.
+
+    Without a line of the user's the warning is gpushim's own: ``gpushim:0: GpushimWarning: ...``.
+    """
     try:
         import warnings
 
-        warnings.warn(message, GpushimWarning, stacklevel=_stacklevel())
+        level = _stacklevel()
+        if level is None:
+            warnings.warn_explicit(message, GpushimWarning, "gpushim", 0, module="gpushim")
+        else:
+            warnings.warn(message, GpushimWarning, stacklevel=level)
     except Exception:
         pass
 

@@ -213,3 +213,11 @@ def test_the_user_s_sitecustomize_runs_once_in_the_command_s_process(tmp_path):
     )
     assert finished.returncode == 0, finished.stderr
     assert log.read_text().split() == finished.stdout.split()
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_an_invalid_switch_warns_once_from_gpushim_not_from_the_interpreter_s_startup(launcher):
+    finished = gpushim_run(sys.executable, "-c", "pass", launcher=launcher, GPUSHIM_DISABLE="wrap")
+    warned = [line for line in finished.stderr.splitlines() if "GpushimWarning:" in line]
+    assert len(warned) == 1, finished.stderr
+    assert warned[0].startswith("gpushim:0: GpushimWarning: GPUSHIM_DISABLE: 'wrap' matches no gpushim patch")
