@@ -302,7 +302,12 @@ class Registry:
             return state, reason, release
         if is_imported(target):
             return INACTIVE, f"{target} is imported, and gpushim.patch() was not called in this process", release
-        return INACTIVE, f"gpushim is not active in this process; it would apply when {target} is imported", release
+        activate = "import gpushim.auto, or run under gpushim-run"
+        return (
+            INACTIVE,
+            f"gpushim is not active in this process ({activate}, to apply it when {target} is imported)",
+            release,
+        )
 
     def journal(self, id: str) -> Journal | None:
         """What patch ``id`` replaced in this process, if it is applied."""
