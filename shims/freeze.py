@@ -41,7 +41,8 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
     compares them, so that plain releases need no ``packaging``.
     ``patch_distributions`` are the other distributions whose patches the
     records name, with their installed version and the ids of theirs that
-    failed before a release was told.
+    failed before a release was told; ``gating`` the installed distributions
+    the patches' ``only_with`` names (NumPy), with the ids they decide.
     """
     records = gpushim.status() if records is None else records
     patch_distributions = []
@@ -78,7 +79,31 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         "gpushim": gpushim.__version__,
         "patch_distributions": patch_distributions,
         "releases": list(found.values()),
+        "gating": _gating(records),
     }
+
+
+def _gating(records: list) -> list[dict]:
+    """The other distributions that the patches of installed releases gate on (``only_with``), as installed.
+
+    A patch of CuPy 13.2.0's NumPy 2 bugs applies or not by NumPy's release,
+    so a log that pins CuPy must pin NumPy too to say what was patched.
+    """
+    gates: dict[str, list[str]] = {}
+    for record in records:
+        if record["distribution"] is None:
+            continue
+        try:
+            only_with = gpushim.registry()[record["id"]].only_with
+        except Exception:  # a record of a patch this install cannot load: nothing to tell
+            continue
+        for name in only_with:
+            gates.setdefault(name, []).append(labelled(record))
+    found = []
+    for name, ids in sorted(gates.items()):
+        for distribution, version in releases.installed((name,))[:1]:
+            found.append({"distribution": distribution, "version": version, "gates": ids})
+    return found
 
 
 def requirement(distribution: str, version: str | None) -> str:
@@ -115,4 +140,7 @@ def format_freeze(frozen: dict) -> str:
             lines.append("#   no gpushim patch applies to this release")
         if release["fixed_in"] is not None:
             lines.append(f"#   none of these is needed from {release['distribution']} {release['fixed_in']} on")
+    for dependency in frozen["gating"]:
+        lines.append(requirement(dependency["distribution"], dependency["version"]))
+        lines.append(f"#   decides whether these apply: {', '.join(dependency['gates'])}")
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import gpushim
 from gpushim.freeze import format_freeze, freeze, requirement
@@ -141,3 +142,14 @@ def test_status_and_freeze_work_without_packaging(installed):
     finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=installed)
     assert (finished.returncode, finished.stderr) == (0, "")
     assert "gpushim freeze" in finished.stdout
+
+
+def test_numpy_is_pinned_where_a_patch_of_an_installed_release_gates_on_it(installed, tmp_path):
+    """CuPy 13.3.0's NumPy 2 patches apply by NumPy's release: the log pins the NumPy they were decided on."""
+    write_distribution(Path(installed["PYTHONPATH"]), "numpy", "2.2.6")
+    frozen = json.loads(command("gpushim", "freeze", "--json", env=installed).stdout)
+    (numpy,) = frozen["gating"]
+    assert (numpy["distribution"], numpy["version"]) == ("numpy", "2.2.6")
+    assert "cupy.fuse_python_scalar" in numpy["gates"]
+    lines = command("gpushim", "freeze", env=installed).stdout.splitlines()
+    assert lines[lines.index("numpy==2.2.6") + 1].startswith("#   decides whether these apply: cupy.")
