@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -104,3 +105,27 @@ def record_faithful(patch: Patch, outcomes: object) -> Path:
     document = {"patch": patch.id, "release": release, "state": record["state"], "outcomes": outcomes}
     path.write_text(json.dumps(document, indent=1, sort_keys=True, default=repr) + "\n")
     return path
+
+
+def states_of_tasks(command: list[str], env: dict[str, str], timeout: float, what: str) -> list[str]:
+    """The patch states a cluster job's tasks print as ``@@state PID STATE``, each from a process other than the job's.
+
+    The job runs in a process group of its own, killed whole if it outlives
+    ``timeout`` (``what`` names it in the failure).
+    """
+    import pytest
+
+    job = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = job.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        stdout, stderr = job.communicate()
+        pytest.fail(f"the {what} took more than {timeout} s:\n{stderr[-3000:]}")
+    assert job.returncode == 0, stderr[-3000:]
+    reports = [line.split()[1:] for line in stdout.splitlines() if line.startswith("@@state")]
+    assert len({pid for pid, _ in reports}) == len(reports) == 2
+    assert str(job.pid) not in {pid for pid, _ in reports}
+    return [state for _, state in reports]

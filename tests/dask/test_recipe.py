@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from gpushim.patches.warp.cai_missing_strides import patch
-from tests.support import gate
+from tests.support import gate, states_of_tasks
 
 pytest.importorskip("distributed")
 GATE = gate(patch)
@@ -33,26 +31,7 @@ APPLIED = "applied" if GATE.affected else "not-affected"
 def states_reported(how: str, **variables: str) -> list[str]:
     """The states that the job's two tasks report, each from a worker process other than the job's."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "DASK_"))}
-    env.update(variables)
-    job = subprocess.Popen(
-        [sys.executable, JOB, how],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = job.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        stdout, stderr = job.communicate()
-        pytest.fail(f"the Dask job took more than {TIMEOUT} s:\n{stderr[-3000:]}")
-    assert job.returncode == 0, stderr[-3000:]
-    reports = [line.split()[1:] for line in stdout.splitlines() if line.startswith("@@state")]
-    assert len({pid for pid, _ in reports}) == len(reports) == 2
-    assert str(job.pid) not in {pid for pid, _ in reports}
-    return [state for _, state in reports]
+    return states_of_tasks([sys.executable, JOB, how], {**env, **variables}, TIMEOUT, "Dask job")
 
 
 def test_the_readme_recipe_in_dask_config_patches_every_worker():

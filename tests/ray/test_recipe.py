@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.warp.cai_missing_strides import patch
-from tests.support import gate
+from tests.support import gate, states_of_tasks
 
 pytest.importorskip("ray")
 GATE = gate(patch)
@@ -41,27 +39,10 @@ def states_reported(how: str) -> list[str]:
     env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     # Ray's socket paths must stay short: a folder of its own directly under the temporary one.
     temporary = tempfile.mkdtemp(prefix="gpushim-ray-")
-    job = subprocess.Popen(
-        [sys.executable, JOB, how, temporary],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
     try:
-        stdout, stderr = job.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        stdout, stderr = job.communicate()
-        pytest.fail(f"the Ray job took more than {TIMEOUT} s:\n{stderr[-3000:]}")
+        return states_of_tasks([sys.executable, JOB, how, temporary], env, TIMEOUT, "Ray job")
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
-    assert job.returncode == 0, stderr[-3000:]
-    reports = [line.split()[1:] for line in stdout.splitlines() if line.startswith("@@state")]
-    assert len({pid for pid, _ in reports}) == len(reports) == 2
-    assert str(job.pid) not in {pid for pid, _ in reports}
-    return [state for _, state in reports]
 
 
 def test_the_readme_recipe_patches_every_task():
