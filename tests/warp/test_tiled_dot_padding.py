@@ -29,9 +29,9 @@ STALE = 1000.0
 
 # name: (max_length, tile_size, columns, length, col_offset)
 DOTS = {
-    "ones over 307,207, tiles of 512": (307207, 512, 1, 307207, 0),
-    "ones over 262,145, tiles of 512": (262145, 512, 1, 262145, 0),
-    "ones over 262,144, tiles of 512": (262144, 512, 1, 262144, 0),
+    "307,207, tiles of 512": (307207, 512, 1, 307207, 0),
+    "262,145, tiles of 512": (262145, 512, 1, 262145, 0),
+    "262,144, tiles of 512": (262144, 512, 1, 262144, 0),
     "1000 of 1000, tiles of 8": (1000, 8, 1, 1000, 0),
     "513 of 1000, tiles of 8": (1000, 8, 1, 513, 0),
     "65 of 1000, tiles of 8": (1000, 8, 1, 65, 0),
@@ -106,9 +106,7 @@ def run_corpus():
 
 
 @GATE.affected_only
-@pytest.mark.parametrize(
-    "name", ["ones over 307,207, tiles of 512", "513 of 1000, tiles of 8", "9 of 1000, tiles of 8"]
-)
+@pytest.mark.parametrize("name", ["307,207, tiles of 512", "513 of 1000, tiles of 8", "9 of 1000, tiles of 8"])
 def test_needed_later_passes_sum_stale_scratch_without_gpushim(name):
     columns, length = DOTS[name][2:4]
     assert tiled_dot(*DOTS[name]) != exact(columns, length)
@@ -138,7 +136,7 @@ def test_a_tiled_dot_made_before_the_patch_is_fixed_too():
 def test_faithful_corpus_matches_the_fixed_release():
     """Recorded patched on the affected releases and unpatched on 1.11.0; the matrix compares the files."""
     outcomes = record_corpus(patch, run_corpus)
-    assert outcomes["ones over 307,207, tiles of 512, float32"] == exact(1, 307207)
+    assert outcomes["307,207, tiles of 512, float32"] == exact(1, 307207)
 
 
 LOAD = re.compile(r"Module warp\S*optim\.linear (\w+) load on device 'cpu' .*\((compiled|cached)\)")
