@@ -31,7 +31,8 @@ was applied are fixed too, since ``compute`` is looked up on the class.
 Not backported: nothing else changed in 1.11.0's ``linear.py`` for this bug.
 
 The probe takes the dot product of two vectors of 307,207 ones with scratch
-first filled with 1000, which must give 307,207.
+first filled with 1000, which must give 307,207; releases without ``TiledDot``
+have nothing to show.
 """
 
 from __future__ import annotations
@@ -121,7 +122,10 @@ def _probe():
 
     warp.config.quiet = True
     warp.init()
-    tiled_dot = sys.modules[warp.optim.linear.cg.__module__].TiledDot(307207, warp.float32, device="cpu")
+    tiled_dot_type = getattr(sys.modules[warp.optim.linear.cg.__module__], "TiledDot", None)
+    if tiled_dot_type is None:
+        return None  # before 1.9.0 the solvers reduce without it
+    tiled_dot = tiled_dot_type(307207, warp.float32, device="cpu")
     tiled_dot.partial_sums_a.fill_(1000.0)
     tiled_dot.partial_sums_b.fill_(1000.0)
     ones = warp.ones(307207, dtype=warp.float32, device="cpu")
