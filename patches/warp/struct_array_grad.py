@@ -45,29 +45,30 @@ def _bind(name, value):
     return name, value
 
 
-def _setattr(wrapped, instance, args, kwargs):
-    result = wrapped(*args, **kwargs)
-    from warp.types import array
-
-    name, value = _bind(*args, **kwargs)
-    if isinstance(instance._cls.vars[name].type, array) and value is not None:
-        object.__setattr__(instance, f"_{name}_grad", value.grad)
-    return result
-
-
 @patch.applier
 def _apply(warp, journal):
     import inspect
 
     from gpushim import TargetMismatch
 
-    instance = getattr(getattr(warp, "codegen", None), "StructInstance", None)
-    if not isinstance(instance, type) or "__setattr__" not in vars(instance):
+    struct_instance = getattr(getattr(warp, "codegen", None), "StructInstance", None)
+    if not isinstance(struct_instance, type) or "__setattr__" not in vars(struct_instance):
         raise TargetMismatch("warp.codegen.StructInstance defines no __setattr__")
-    parameters = tuple(inspect.signature(vars(instance)["__setattr__"]).parameters)
+    parameters = tuple(inspect.signature(vars(struct_instance)["__setattr__"]).parameters)
     if parameters != ("self", "name", "value"):
         raise TargetMismatch(f"StructInstance.__setattr__ takes {parameters}, expected ('self', 'name', 'value')")
-    journal.wrap(instance, "__setattr__", _setattr)
+    array = getattr(getattr(warp, "types", None), "array", None)
+    if not isinstance(array, type):
+        raise TargetMismatch("warp.types.array is not a class")
+
+    def setattr_keeping_grad(wrapped, struct, args, kwargs):
+        result = wrapped(*args, **kwargs)
+        name, value = _bind(*args, **kwargs)
+        if value is not None and isinstance(struct._cls.vars[name].type, array):
+            object.__setattr__(struct, f"_{name}_grad", value.grad)
+        return result
+
+    journal.wrap(struct_instance, "__setattr__", setattr_keeping_grad)
 
 
 @patch.prober
