@@ -68,14 +68,14 @@ def exact(columns, length):
     return (a * b).sum(axis=1).tolist()
 
 
-def tiled_dot(max_length, tile_size, columns, length, col_offset, dtype="float32"):
+def tiled_dot(max_length, tile_size, columns, length, col_offset, dtype="float32", device="cpu"):
     """``compute``'s column sums of ``a * b`` over stale scratch, as Python floats."""
     warp, linear = _linear()
     scalar = getattr(warp, dtype)
-    dot = linear.TiledDot(max_length, scalar, tile_size=tile_size, device="cpu", max_column_count=col_offset + columns)
+    dot = linear.TiledDot(max_length, scalar, tile_size=tile_size, device=device, max_column_count=col_offset + columns)
     dot.partial_sums_a.fill_(STALE)
     dot.partial_sums_b.fill_(STALE)
-    a, b = (warp.array(values, dtype=scalar, device="cpu") for values in operands(columns, length, dtype))
+    a, b = (warp.array(values, dtype=scalar, device=device) for values in operands(columns, length, dtype))
     if columns == 1:
         a, b = a.flatten(), b.flatten()
     dot.compute(a, b, col_offset)
