@@ -28,7 +28,7 @@ and a kernel cache directory shared between patched and unpatched processes
 holds one build that serves both.  ``TiledDot`` objects made before the patch
 was applied are fixed too, since ``compute`` is looked up on the class.
 
-Not backported: nothing else changed in 1.11.0's ``linear.py`` for this bug.
+Not backported: nothing; the fix commit's only other change is its changelog line.
 
 The probe takes the dot product of two vectors of 307,207 ones with scratch
 first filled with 1000, which must give 307,207; releases without ``TiledDot``
