@@ -15,7 +15,9 @@ first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back;
 patching twice wraps once; what the patch put in place keeps what it
 replaced as ``__wrapped__``; ``unpatch()`` restores the identical objects.
 Where the patch ends in any other state, the probe finds no bug and the
-patch touched nothing.  Probes run in fresh interpreters, all of the
+patch touched nothing.  A target whose import raises shows the bug of each
+of its patches, described by the exception: where the bug is the import
+failing, that is what the probe would find.  Probes run in fresh interpreters, all of the
 checked patches' in one per question, and a probe that crashes its
 interpreter is asked again in one of its own, where the crash counts as the
 bug showing.  Only patches whose target is installed are checked.
@@ -37,14 +39,19 @@ import gpushim
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
 
 PROBES = """
-import json, sys
+import importlib, json, sys
 {before}
-{targets}
+failed = {{}}
+for target in {targets!r}:
+    try:
+        importlib.import_module(target)
+    except Exception as error:
+        failed[target] = "import " + target + " raises " + type(error).__name__ + ": " + str(error)
 {after}
 import gpushim
 with open(sys.argv[1], "a") as answers:
     for id in sys.argv[2:]:
-        bug = gpushim.registry()[id].probe()
+        bug = failed.get(gpushim.registry().library(id).target) or gpushim.registry()[id].probe()
         answers.write(json.dumps({{"id": id, "bug": bug, "state": gpushim.record(id)["state"]}}) + "\\n")
         answers.flush()
 """
@@ -89,7 +96,7 @@ def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> 
     A probe that kills its interpreter (a double free does) is asked again in
     one of its own, where dying counts as the bug showing.
     """
-    targets = "\n".join(f"import {target}" for target in sorted({gpushim.registry().library(id).target for id in ids}))
+    targets = sorted({gpushim.registry().library(id).target for id in ids})
     code = PROBES.format(before=order[0], targets=targets, after=order[1])
     env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     if disabled:
