@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -83,6 +84,10 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
         return NOT_INSTALLED
     conditions = [(versions[0], patch.affected)]
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
+    if patch.python is not None:
+        conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
+    if any(importlib.util.find_spec(name) is not None for name in patch.missing):
+        return NOT_AFFECTED
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
