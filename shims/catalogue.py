@@ -104,9 +104,14 @@ def validate(patch: Patch, id: str) -> None:
 
     if patch.id != id:
         raise InvalidDeclaration(f"the module of {id} declares the id {patch.id!r}")
-    if not callable(patch.apply) or not callable(patch.probe):
-        raise InvalidDeclaration(f"{id} declares no {'applier' if not callable(patch.apply) else 'prober'}")
-    for name, specifier in [("affected", patch.affected), *patch.only_with.items()]:
+    if not callable(patch.probe):
+        raise InvalidDeclaration(f"{id} declares no prober")
+    if patch.before is None and not callable(patch.apply):
+        raise InvalidDeclaration(f"{id} declares no applier")
+    if patch.before is not None and not callable(patch.prepare):
+        raise InvalidDeclaration(f"{id} acts before {patch.before} but declares no preparer")
+    python = [("python", patch.python)] if patch.python is not None else []
+    for name, specifier in [("affected", patch.affected), *patch.only_with.items(), *python]:
         try:
             releases.is_affected("0", specifier)
         except Exception as error:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     Applier = Callable[[ModuleType, Journal], None]
     Prober = Callable[[], Optional[str]]
+    Preparer = Callable[[ModuleType, Journal], None]
 
 
 class Patch:
@@ -34,9 +35,31 @@ class Patch:
     imported, if ever, and ``apply`` receives it.  The ``apply`` and ``probe`` functions are attached with
     the :meth:`applier` and :meth:`prober` decorators so that a patch module
     states its metadata first and its mechanics after.
+
+    A fix for a release meeting an environment that moved on may have to act
+    before one of the target's modules executes: ``before`` names that module
+    and :meth:`preparer` attaches what runs then (a patch may also have an
+    ``apply``).  Beside ``only_with``, the environment gates are ``python``, a
+    specifier of the Python version, and ``missing``, top-level modules that
+    the bug needs to be absent (found without importing them).
     """
 
-    __slots__ = ("id", "affected", "fixed_in", "issue", "fix", "summary", "only_with", "module", "apply", "probe")
+    __slots__ = (
+        "id",
+        "affected",
+        "fixed_in",
+        "issue",
+        "fix",
+        "summary",
+        "only_with",
+        "module",
+        "before",
+        "python",
+        "missing",
+        "apply",
+        "prepare",
+        "probe",
+    )
 
     def __init__(
         self,
@@ -49,6 +72,9 @@ class Patch:
         summary: str,
         only_with: dict[str, str] | None = None,
         module: str | None = None,
+        before: str | None = None,
+        python: str | None = None,
+        missing: tuple[str, ...] = (),
     ) -> None:
         self.id = id
         self.affected = affected
@@ -58,7 +84,11 @@ class Patch:
         self.summary = summary
         self.only_with = dict(only_with or {})
         self.module = module
+        self.before = before
+        self.python = python
+        self.missing = tuple(missing)
         self.apply: Applier | None = None
+        self.prepare: Preparer | None = None
         self.probe: Prober | None = None
 
     @property
@@ -73,6 +103,15 @@ class Patch:
     def applier(self, function: Applier) -> Applier:
         """Declare ``function(module, journal)`` as the way to apply this patch."""
         self.apply = function
+        return function
+
+    def preparer(self, function: Preparer) -> Preparer:
+        """Declare ``function(module, journal)`` as what runs before module ``before`` executes.
+
+        ``module`` is that module, created but not yet executed.  What the
+        journal provides in ``sys.modules`` is withdrawn once it has executed.
+        """
+        self.prepare = function
         return function
 
     def prober(self, function: Prober) -> Prober:

@@ -66,6 +66,8 @@ class Registry:
         self._declarations: dict[str, Patch] = {}
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
+        self._prepared: dict[str, Journal] = {}  # what each before-exec patch's preparer did
+        self._preparing: set[str] = set()  # the modules whose execution before-exec patches wait for
         self._late: set[str] = set()
         self._strict = False
         self._lock = RLock()
@@ -143,6 +145,7 @@ class Registry:
         for name in names:
             if name not in self._watched:
                 hooks.watch(name, self._on_import)
+                hooks.before_executing(name, self._on_target_executing)
         self._watched.update(names)
 
     def _apply_to_imported(self, names: list[str]) -> None:
@@ -161,10 +164,18 @@ class Registry:
                 if outcome is not None and outcome.journal is not None:
                     outcome.journal.undo()
                     report.log("info", f"{id} undone")
+                prepared = self._prepared.pop(id, None)
+                if prepared is not None:
+                    prepared.undo()
             for name in list(self._watched):
                 if not self._waiting_for(name):
                     self._watched.discard(name)
                     hooks.forget(name, self._on_import)
+                    hooks.forget_preparation(name, self._on_target_executing)
+            needed = {self._declarations[id].before for id in self._outcomes if id in self._declarations}
+            for name in self._preparing - needed:
+                self._preparing.discard(name)
+                hooks.forget_preparation(name, self._on_executing)
 
     def _waiting_for(self, name: str) -> list[str]:
         """The patches, pending or applied, that the import of module ``name`` applies."""
@@ -173,6 +184,82 @@ class Registry:
             for id, outcome in self._outcomes.items()
             if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
         ]
+
+    def _on_target_executing(self, name: str, module: ModuleType):
+        """Have the modules that pending patches act before call back, now that target ``name`` begins executing.
+
+        Declarations are loaded here, not earlier, so that ``gpushim.patch()``
+        stays cheap; the target's own execution imports the modules that
+        they name.  A declaration that cannot be loaded fails after the import.
+        """
+        with self._lock:
+            befores = []
+            for id in self._waiting_for(name):
+                try:
+                    patch = self[id]
+                except Exception:
+                    continue
+                if patch.before is not None and patch.before not in befores:
+                    befores.append(patch.before)
+            for before in befores:
+                if before not in self._preparing:
+                    self._preparing.add(before)
+                    hooks.before_executing(before, self._on_executing)
+        if name in befores:
+            return self._on_executing(name, module)
+        return None
+
+    def _on_executing(self, name: str, module: ModuleType):
+        """Run the preparers of the patches that act before module ``name``; what withdraws what they provided.
+
+        Each is gated on the release that owns the file the import system
+        found for ``name``, and on the environment.  A preparer that fails
+        leaves the import as without gpushim; strict mode raises.
+        """
+        from .journal import Journal
+        from .releases import Listings
+
+        failures, journals, listings = [], [], Listings()
+        with self._lock:
+            for id, outcome in list(self._outcomes.items()):
+                patch = self._declarations.get(id)
+                if patch is None or patch.before != name or outcome.state not in (PENDING, APPLIED):
+                    continue
+                earlier = self._prepared.pop(id, None)
+                if earlier is not None:
+                    earlier.undo()
+                try:
+                    state, reason, outcome.release = self._gate(patch, module, listings, name)
+                    if state is not None:
+                        outcome.state, outcome.reason = state, reason
+                        continue
+                    journal = Journal()
+                    journals.append(journal)
+                    try:
+                        patch.prepare(module, journal)
+                    except NotAffected as why:
+                        journal.undo()
+                        outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+                        continue
+                    except BaseException:
+                        journal.undo()
+                        raise
+                    self._prepared[id] = journal
+                    outcome.state, outcome.reason = APPLIED, reason
+                    report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
+                except Exception as error:
+                    failures.append(self._fail(id, outcome, error))
+
+        def withdraw() -> None:
+            for journal in journals:
+                journal.withdraw()
+
+        for message in failures:
+            report.warn(message)
+        if failures and self._strict:
+            withdraw()
+            raise PatchError("; ".join(failures))
+        return withdraw if journals else None
 
     def _on_import(self, name: str, module: ModuleType) -> None:
         """Apply the patches that wait for module ``name``, imported as ``module``; then report, then raise if strict.
@@ -199,6 +286,9 @@ class Registry:
                 try:
                     if not isinstance(module, type(sys)):
                         raise TargetMismatch(f"sys.modules[{name!r}] is a {type(module).__name__}, not a module")
+                    if self[id].before is not None and self[id].apply is None:
+                        self._settle_unprepared(id, outcome, listings)
+                        continue
                     own = self[id].module
                     if own is not None and own != name:
                         outcome.waits_for = own
@@ -219,6 +309,16 @@ class Registry:
             raise PatchError("; ".join(failures))
         self._apply_to_imported(modules)
 
+    def _settle_unprepared(self, id: str, outcome: _Outcome, listings: Listings) -> None:
+        """The state of a before-exec patch whose module executed without its preparer, if it has."""
+        patch = self[id]
+        if id in self._prepared or not is_imported(patch.before):
+            return
+        state, reason, outcome.release = self._gate(patch, None, listings)
+        if state is None:
+            state, reason = INACTIVE, f"{patch.before} executed before gpushim.patch() was called"
+        outcome.state, outcome.reason = state, reason
+
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
         patch = self[id]
         state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target), listings)
@@ -238,7 +338,7 @@ class Registry:
             journal.undo()
             raise
         outcome.journal, outcome.module = journal, module
-        outcome.state, outcome.reason = APPLIED, ""
+        outcome.state, outcome.reason = APPLIED, reason
         report.log("info", f"{id} applied to {' '.join(outcome.release)}")
 
     def _fail(self, id: str, outcome: _Outcome, error: Exception) -> str:
@@ -257,13 +357,15 @@ class Registry:
         return message
 
     def _gate(
-        self, patch: Patch, module: ModuleType | None, listings: Listings | None
+        self, patch: Patch, module: ModuleType | None, listings: Listings | None, name: str | None = None
     ) -> tuple[str | None, str, Release | None]:
-        """``(state, reason, release)`` when the install decides the patch's state, else ``(None, "", release)``.
+        """``(state, reason, release)`` when the install decides the patch's state, else ``(None, why, release)``.
 
-        The release is read now, starting from ``module`` when the target is
-        imported: the distribution whose folder holds it, and whose version
-        agrees with its ``__version__``.  Raises :class:`TargetMismatch` when
+        The release is read now, starting from ``module`` (the target, or the
+        module ``name`` of it about to execute) when there is one: the
+        distribution whose folder holds it, and whose version agrees with its
+        ``__version__``.  ``why`` says which conditions of the environment
+        hold, in words a user can act on.  Raises :class:`TargetMismatch` when
         the release cannot be told.
         """
         from . import releases
@@ -273,20 +375,31 @@ class Registry:
             found = releases.installed(library.distributions, listings)
         else:
             origin = getattr(module, "__file__", None)
-            found = releases.installed_with(library.target, origin, library.distributions, listings)
+            found = releases.installed_with(name or library.target, origin, library.distributions, listings)
         if not found:
             return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
         release = _release_of(module, found)
         distribution, version = release
         if not releases.is_affected(version, patch.affected):
             return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
+        held = []
         for other, specifier in patch.only_with.items():
             theirs = _dependency_release(other, listings)
             if theirs is None:
                 return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
             if not releases.is_affected(_version(theirs), specifier):
                 return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs)} is outside", release
-        return None, "", release
+            held.append(f"{' '.join(theirs)} {specifier}")
+        if patch.python is not None:
+            python = ".".join(map(str, sys.version_info[:3]))
+            if not releases.is_affected(python, patch.python):
+                return NOT_AFFECTED, f"the bug needs Python {patch.python}; this is Python {python}", release
+            held.append(f"Python {python} {patch.python}")
+        for missing in patch.missing:
+            if _findable(missing):
+                return NOT_AFFECTED, f"the bug needs no module named {missing}, and {missing} is found", release
+            held.append(f"no module named {missing}")
+        return None, "; ".join(held), release
 
     def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
         """The state a patch not applied here has, or will have once its target is imported."""
@@ -399,6 +512,18 @@ def _dependency_release(distribution: str, listings: Listings | None) -> tuple[s
             return distribution, declared
     found = releases.installed((distribution,), listings)
     return found[0] if found else None
+
+
+def _findable(name: str) -> bool:
+    """Whether top-level module ``name`` is imported or can be found; finding it imports nothing."""
+    if name in sys.modules:
+        return True
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(name) is not None
+    except Exception:
+        return True  # a finder that fails cannot be said to lack it
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:

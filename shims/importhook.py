@@ -1,10 +1,10 @@
-"""Call back when a module finishes importing, without importing it.
+"""Call back before a module executes and when it finishes importing, without importing it.
 
 gpushim must never import a target itself, and must not pay for an import
 hook framework on the path of ``import gpushim.auto``.  This is the whole of
 what it needs: a ``sys.meta_path`` finder that, for watched names only,
-lets the other finders find the module and then runs callbacks right after
-the module's own code has executed.
+lets the other finders find the module and then runs callbacks right before
+and right after the module's own code executes.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from _thread import RLock, _local
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
-    from typing import Callable
+    from typing import Callable, Optional
 
     Callback = Callable[[str, ModuleType], None]
+    Preparation = Callable[[str, ModuleType], Optional[Callable[[], None]]]
 
 
 def is_imported(name: str) -> bool:
@@ -60,9 +61,10 @@ def _wait_for_import(name: str) -> None:
 class _NotifyingLoader:
     """Stands in for a module's loader until that module has executed."""
 
-    def __init__(self, loader, on_executed: Callable[[str], None]) -> None:
+    def __init__(self, loader, on_executed: Callable[[str], None], on_executing=None) -> None:
         self._loader = loader
         self._on_executed = on_executed
+        self._on_executing = on_executing
 
     def __getattr__(self, name: str):
         return getattr(self._loader, name)
@@ -74,7 +76,15 @@ class _NotifyingLoader:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
-        self._loader.exec_module(module)
+        if self._on_executing is None:
+            self._loader.exec_module(module)
+        else:
+            cleanups = self._on_executing(module)
+            try:
+                self._loader.exec_module(module)
+            finally:
+                for cleanup in cleanups:
+                    cleanup()
         self._on_executed(module.__name__)
 
 
@@ -88,6 +98,7 @@ class PostImportHooks:
 
     def __init__(self) -> None:
         self._callbacks: dict[str, list[Callback]] = {}
+        self._preparations: dict[str, list[Preparation]] = {}
         self._executions: dict[str, int] = {}
         self._executing: set[str] = set()
         self._lock = RLock()
@@ -107,6 +118,20 @@ class PostImportHooks:
             callbacks = self._callbacks.setdefault(name, [])
             if callback not in callbacks:
                 callbacks.append(callback)
+            if self not in sys.meta_path:
+                sys.meta_path.insert(0, self)
+
+    def before_executing(self, name: str, preparation: Preparation) -> None:
+        """Run ``preparation(name, module)`` whenever ``name`` is about to execute, from the next import on.
+
+        ``module`` is the new module, not yet executed.  What ``preparation``
+        returns, if not None, is called right after the module executed,
+        whether or not its code raised.
+        """
+        with self._lock:
+            preparations = self._preparations.setdefault(name, [])
+            if preparation not in preparations:
+                preparations.append(preparation)
             if self not in sys.meta_path:
                 sys.meta_path.insert(0, self)
 
@@ -150,13 +175,27 @@ class PostImportHooks:
             if not callbacks:
                 self._callbacks.pop(name, None)
                 self._executing.discard(name)
-            if not self._callbacks and self in sys.meta_path:
-                sys.meta_path.remove(self)
+            self._leave_if_idle()
+
+    def forget_preparation(self, name: str, preparation: Preparation) -> None:
+        """Drop ``preparation``, and this finder from ``sys.meta_path`` once it watches nothing."""
+        with self._lock:
+            preparations = self._preparations.get(name, [])
+            if preparation in preparations:
+                preparations.remove(preparation)
+            if not preparations:
+                self._preparations.pop(name, None)
+            self._leave_if_idle()
+
+    def _leave_if_idle(self) -> None:
+        if not self._callbacks and not self._preparations and self in sys.meta_path:
+            sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path=None, target=None):
         if self._executing:
             self._call_back_for_finished()
-        if fullname not in self._callbacks or fullname in self._names_being_found():
+        watched = fullname in self._callbacks or fullname in self._preparations
+        if not watched or fullname in self._names_being_found():
             return None
         self._names_being_found().add(fullname)
         try:
@@ -164,8 +203,27 @@ class PostImportHooks:
         finally:
             self._names_being_found().discard(fullname)
         if spec is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _NotifyingLoader(spec.loader, self._loaded)
+            spec.loader = _NotifyingLoader(spec.loader, self._loaded, self._prepare)
         return spec
+
+    def _prepare(self, module: ModuleType) -> list[Callable[[], None]]:
+        """Run the preparations for ``module``, about to execute; the cleanups they return.
+
+        An exception (strict mode) is raised after the cleanups of those that ran.
+        """
+        with self._lock:
+            preparations = list(self._preparations.get(module.__name__, ()))
+        cleanups = []
+        try:
+            for preparation in preparations:
+                cleanup = preparation(module.__name__, module)
+                if cleanup is not None:
+                    cleanups.append(cleanup)
+        except BaseException:
+            for cleanup in cleanups:
+                cleanup()
+            raise
+        return cleanups
 
     def _names_being_found(self) -> set[str]:
         names = getattr(self._finding, "names", None)

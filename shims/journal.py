@@ -271,6 +271,26 @@ class Journal:
 
     def __init__(self) -> None:
         self.entries: list[Replacement] = []
+        self.provided: dict[str, object] = {}
+
+    def provide(self, name: str, module: object) -> object:
+        """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
+
+        Only a name that nothing holds can be provided: one the user's
+        environment has is theirs.
+        """
+        if name in sys.modules:
+            raise TargetMismatch(f"sys.modules already holds {name!r}")
+        sys.modules[name] = module
+        self.provided[name] = module
+        return module
+
+    def withdraw(self) -> None:
+        """Remove what :meth:`provide` put in ``sys.modules``, where it still holds it."""
+        while self.provided:
+            name, module = self.provided.popitem()
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
         """Bind ``name`` to ``new`` on each owner, remembering what was there.
@@ -332,7 +352,8 @@ class Journal:
         return [entry.original for entry in self.entries if isinstance(entry.new, _wrapper_type())]
 
     def undo(self) -> None:
-        """Put every original back, latest replacement first."""
+        """Put every original back, latest replacement first, and withdraw what was provided."""
+        self.withdraw()
         while self.entries:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):

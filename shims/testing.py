@@ -16,7 +16,10 @@ patching twice wraps once; what the patch put in place keeps what it
 replaced as ``__wrapped__`` and pickles and copies as it does;
 ``unpatch()`` restores the identical objects.  Where the patch ends in any
 other state, the probe finds no bug and the patch touched nothing: every
-module of the target and every class in them holds the released objects.  Probes run in fresh interpreters, all of the
+module of the target and every class in them holds the released objects.
+A target whose import raises shows the bug of each of its patches,
+described by the exception: where the bug is the import failing, that is
+what the probe would find.  Probes run in fresh interpreters, all of the
 checked patches' in one per question, and a probe that crashes its
 interpreter is asked again in one of its own, where the crash counts as the
 bug showing.  Only patches whose target is installed are checked.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import importlib.util
 import json
 import os
 import pickle
@@ -41,14 +45,19 @@ from gpushim.interpreters import python_command
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
 
 PROBES = """
-import json, sys
+import importlib, json, sys
 {before}
-{targets}
+failed = {{}}
+for target in {targets!r}:
+    try:
+        importlib.import_module(target)
+    except Exception as error:
+        failed[target] = "import " + target + " raises " + type(error).__name__ + ": " + str(error)
 {after}
 import gpushim
 with open(sys.argv[1], "a") as answers:
     for id in sys.argv[2:]:
-        bug = gpushim.registry()[id].probe()
+        bug = failed.get(gpushim.registry().library(id).target) or gpushim.registry()[id].probe()
         answers.write(json.dumps({{"id": id, "bug": bug, "state": gpushim.record(id)["state"]}}) + "\\n")
         answers.flush()
 """
@@ -80,6 +89,10 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
         return NOT_INSTALLED
     conditions = [(versions[0], patch.affected)]
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
+    if patch.python is not None:
+        conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
+    if any(importlib.util.find_spec(name) is not None for name in patch.missing):
+        return NOT_AFFECTED
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
@@ -93,7 +106,7 @@ def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> 
     A probe that kills its interpreter (a double free does) is asked again in
     one of its own, where dying counts as the bug showing.
     """
-    targets = "\n".join(f"import {target}" for target in sorted({gpushim.registry().library(id).target for id in ids}))
+    targets = sorted({gpushim.registry().library(id).target for id in ids})
     code = PROBES.format(before=order[0], targets=targets, after=order[1])
     env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     if disabled:

@@ -205,3 +205,16 @@ def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
     finished = contract(own_suite, sites["broken"], affected)
     assert finished.returncode == 1
     assert "test_the_state_is_the_one_derived_from_the_declaration_and_the_install" in finished.stdout
+
+
+def test_a_target_whose_import_raises_shows_the_bug_described_by_the_exception(sites, affected):
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write("import gpushim_example_nowhere\n")
+    printed = python(
+        f"from gpushim.testing import WITHOUT, probes; print(probes(({ID!r},), WITHOUT)[{ID!r}][0])",
+        sites["example"],
+        affected,
+    )
+    assert printed == (
+        "import gpushim_example_target raises ModuleNotFoundError: No module named 'gpushim_example_nowhere'\n"
+    )

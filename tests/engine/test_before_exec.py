@@ -1,0 +1,212 @@
+"""Patches that act before a module of their target executes, and the gates on the environment."""
+
+import importlib
+import sys
+import threading
+import types
+
+import pytest
+
+from gpushim import GpushimWarning, PatchError
+from tests.engine.synthetic import Target, make_patch, registry_for, state_of
+
+PROVIDED = "synthprovided"
+PYTHON = ".".join(map(str, sys.version_info[:3]))
+
+
+def before_patch(target, prepare=None, apply=None, **gates):
+    """A patch that, before ``<target>.extra`` executes, provides module ``synthprovided`` for it to import."""
+    synthetic = make_patch(target, apply=apply)
+    patch = synthetic.patch
+    patch.before = f"{target.name}.extra"
+    patch.python = gates.get("python")
+    patch.missing = gates.get("missing", ())
+    if apply is None:
+        patch.apply = None
+
+    @patch.preparer
+    def provide(module, journal):
+        provided = types.ModuleType(PROVIDED)
+        provided.seen_by = module.__name__
+        journal.provide(PROVIDED, provided)
+
+    if prepare is not None:
+        patch.preparer(prepare)
+    return synthetic
+
+
+def needs_provided(target):
+    """``<target>.extra`` fails to import without ``synthprovided``, as DALI's gast_util without distutils."""
+    path = target.import_().__file__.replace("__init__.py", "extra.py")
+    with open(path, "w") as source:
+        source.write(f"import {PROVIDED}\nprovider = {PROVIDED}.seen_by\n")
+    importlib.invalidate_caches()
+
+
+@pytest.fixture
+def prepared(target):
+    needs_provided(target)
+    del sys.modules[target.name]
+    return target
+
+
+def import_extra(target):
+    return importlib.import_module(f"{target.name}.extra")
+
+
+def test_the_preparer_runs_before_the_module_executes(prepared):
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    assert import_extra(prepared).provider == f"{prepared.name}.extra"
+    assert state_of(registry)["state"] == "applied"
+
+
+def test_without_the_patch_the_module_fails_to_import(prepared):
+    with pytest.raises(ModuleNotFoundError, match=PROVIDED):
+        import_extra(prepared)
+
+
+def test_what_was_provided_is_gone_once_the_module_executed(prepared):
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    import_extra(prepared)
+    assert PROVIDED not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(PROVIDED)
+
+
+def test_the_preparer_runs_before_and_the_applier_after(prepared):
+    order = []
+
+    def apply(module, journal):
+        order.append(("apply", PROVIDED in sys.modules))
+
+    def prepare(module, journal):
+        order.append(("prepare", module.__name__))
+        journal.provide(PROVIDED, types.ModuleType(PROVIDED)).seen_by = "x"
+
+    registry = registry_for(before_patch(prepared, prepare=prepare, apply=apply))
+    registry.patch()
+    prepared.import_()
+    import_extra(prepared)
+    assert order == [("apply", False), ("prepare", f"{prepared.name}.extra")]
+
+
+def test_the_release_is_read_from_the_file_the_import_system_found(syspath):
+    target = Target(syspath, version="2.5.0")
+    needs_provided(target)
+    del sys.modules[target.name]
+    registry = registry_for(before_patch(target))
+    registry.patch()
+    with pytest.raises(ModuleNotFoundError):
+        import_extra(target)
+    record = state_of(registry)
+    assert (record["state"], record["reason"]) == ("not-affected", "synthlib-cuda12 2.5.0 is outside >=1.0,<2.0")
+
+
+def test_a_failing_preparer_leaves_the_import_as_without_gpushim(prepared):
+    def prepare(module, journal):
+        journal.provide(PROVIDED, types.ModuleType(PROVIDED))
+        raise RuntimeError("cannot prepare")
+
+    registry = registry_for(before_patch(prepared, prepare=prepare))
+    registry.patch()
+    with pytest.warns(GpushimWarning, match="cannot prepare"), pytest.raises(ModuleNotFoundError, match=PROVIDED):
+        import_extra(prepared)
+    assert PROVIDED not in sys.modules
+    assert state_of(registry)["state"] == "failed"
+
+
+def test_a_failing_preparer_raises_in_strict_mode(prepared, monkeypatch):
+    monkeypatch.setenv("GPUSHIM_STRICT", "1")
+
+    def prepare(module, journal):
+        raise RuntimeError("cannot prepare")
+
+    registry = registry_for(before_patch(prepared, prepare=prepare))
+    registry.patch()
+    with pytest.warns(GpushimWarning), pytest.raises(PatchError, match="cannot prepare"):
+        import_extra(prepared)
+    assert PROVIDED not in sys.modules
+
+
+def test_unpatch_withdraws_what_is_left_and_stops_preparing(prepared):
+    def prepare(module, journal):
+        journal.provide(PROVIDED, types.ModuleType(PROVIDED)).seen_by = "x"
+
+    registry = registry_for(before_patch(prepared, prepare=prepare))
+    registry.patch()
+    prepared.import_()
+    module = sys.modules[prepared.name]
+    registry._on_executing(f"{prepared.name}.extra", module)  # prepared, its module not executed yet
+    assert PROVIDED in sys.modules
+    registry.unpatch()
+    assert PROVIDED not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        import_extra(prepared)
+
+
+def test_a_provided_name_the_environment_holds_is_left_alone(prepared, monkeypatch):
+    theirs = types.ModuleType(PROVIDED)
+    theirs.seen_by = "theirs"
+    monkeypatch.setitem(sys.modules, PROVIDED, theirs)
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    with pytest.warns(GpushimWarning, match="already holds"):
+        assert import_extra(prepared).provider == "theirs"
+    assert sys.modules[PROVIDED] is theirs
+
+
+def test_threads_importing_at_once_prepare_once_and_leak_nothing(prepared):
+    calls = []
+
+    def prepare(module, journal):
+        calls.append(module.__name__)
+        journal.provide(PROVIDED, types.ModuleType(PROVIDED)).seen_by = "x"
+
+    registry = registry_for(before_patch(prepared, prepare=prepare))
+    registry.patch()
+    barrier, results = threading.Barrier(8), []
+
+    def run():
+        barrier.wait()
+        results.append(import_extra(prepared).provider)
+
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (results, calls) == (["x"] * 8, [f"{prepared.name}.extra"])
+    assert PROVIDED not in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("gates", "state", "reason"),
+    [
+        ({"missing": ("synthnowhere",)}, "applied", "no module named synthnowhere"),
+        ({"missing": ("json",)}, "not-affected", "the bug needs no module named json, and json is found"),
+        ({"python": ">=3.8"}, "applied", f"Python {PYTHON} >=3.8"),
+        ({"python": "<3"}, "not-affected", f"the bug needs Python <3; this is Python {PYTHON}"),
+    ],
+)
+def test_environment_gates_say_which_condition_applied(prepared, gates, state, reason):
+    registry = registry_for(before_patch(prepared, **gates))
+    registry.patch()
+    try:
+        import_extra(prepared)
+    except ModuleNotFoundError:
+        pass
+    record = state_of(registry)
+    assert (record["state"], record["reason"]) == (state, reason)
+
+
+def test_a_module_the_bug_needs_missing_is_found_without_importing_it(prepared, syspath):
+    (syspath / "synthfound.py").write_text("raise AssertionError('executed')\n")
+    importlib.invalidate_caches()
+    registry = registry_for(before_patch(prepared, missing=("synthfound",)))
+    registry.patch()
+    with pytest.raises(ModuleNotFoundError):
+        import_extra(prepared)
+    assert state_of(registry)["state"] == "not-affected"
+    assert "synthfound" not in sys.modules
