@@ -27,10 +27,13 @@ __all__ = [
     "InvalidDeclaration",
     "Journal",
     "NotAffected",
+    "Parameters",
     "Patch",
     "PatchError",
+    "PatchedProperty",
     "ProbeCannotRun",
     "TargetMismatch",
+    "expect",
     "patch",
     "record",
     "registry",
@@ -42,13 +45,16 @@ __all__ = [
 _registry = None
 
 
-def __getattr__(name: str):
-    # Journal is only needed once a patch is applied; importing it lazily keeps
-    # ``import gpushim.auto`` within its budget.
-    if name == "Journal":
-        from .journal import Journal
+# What patches use once they apply, by the module that holds it; imported on first use, which keeps
+# ``import gpushim.auto`` within its budget.
+_KIT = {"Journal": "journal", "PatchedProperty": "journal", "Parameters": "shape", "expect": "shape"}
 
-        return Journal
+
+def __getattr__(name: str):
+    if name in _KIT:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_KIT[name]}", __name__), name)
     raise AttributeError(f"module 'gpushim' has no attribute {name!r}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from .errors import TargetMismatch
+from .shape import name_of
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -228,6 +229,25 @@ def _wrapper_type():
     return PatchedFunction
 
 
+class PatchedProperty(property):
+    """A property put in place of ``released``, which it keeps as ``__wrapped__``, as every replacement does.
+
+    It sets and deletes as ``released`` does, and copies to itself, as
+    :mod:`copy` copies a property.
+    """
+
+    def __init__(self, fget: Callable[[Any], Any], released: property, doc: str) -> None:
+        super().__init__(fget, released.fset, released.fdel)
+        self.__doc__ = doc  # before Python 3.12 a subclass of property drops doc=
+        self.__wrapped__ = released
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 # The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
 # patches can wrap the same function, and either may be undone first.
 _LAYERS: dict[tuple[int, str], list[Replacement]] = {}
@@ -346,6 +366,31 @@ class Journal:
         patched._self_read = _read(owners[0], name, original)
         patched._self_retired = False
         return self.replace(owners, name, patched)
+
+    def wrap_property(
+        self,
+        owner: type,
+        name: str,
+        getter: Callable[[Callable[[Any], Any], Any], Any],
+        doc: str,
+    ) -> PatchedProperty:
+        """Replace the property ``owner`` defines as ``name`` by one that reads through ``getter``.
+
+        ``getter(released, instance)`` is called for each read, with the
+        released property's getter; setting and deleting stay the release's.
+        The new property keeps the released one as ``__wrapped__`` and has
+        ``doc`` as its docstring.
+        """
+        released = vars(owner).get(name) if isinstance(owner, type) else None
+        if not isinstance(released, property) or released.fget is None:
+            raise TargetMismatch(f"{name_of(owner)}.{name} is not a property with a getter")
+        read = released.fget
+
+        def fget(instance):
+            return getter(read, instance)
+
+        fget.__name__, fget.__qualname__ = name, f"{owner.__qualname__}.{name}"
+        return self.replace(owner, name, PatchedProperty(fget, released, doc))
 
     @property
     def wrapped_originals(self) -> list[object]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 import zipfile
@@ -16,8 +18,20 @@ ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
 
 
+# The parts of every patch module's docstring, in this order, each opening a paragraph with its label;
+# the paragraphs after a part's first belong to it.  README's "Adding a patch" shows the template.
+DOCSTRING_PARTS = ("What breaks.", "Fixed upstream.", "How the fix works.", "Not backported.", "The probe.")
+
+
 def patch_modules() -> list[str]:
     return sorted(f"{path.parent.name}.{path.stem}" for path in PATCHES.glob("*/[!_]*.py"))
+
+
+def labels(docstring: str) -> list[str]:
+    """The labels that open the docstring's paragraphs, after its summary line, in order."""
+    summary, *paragraphs = re.split(r"\n\s*\n", docstring.strip())
+    opening = re.compile("|".join(re.escape(label) for label in DOCSTRING_PARTS))
+    return [found.group(0) for found in map(opening.match, paragraphs) if found]
 
 
 def test_every_module_under_patches_is_registered_under_its_path():
@@ -27,6 +41,45 @@ def test_every_module_under_patches_is_registered_under_its_path():
 @pytest.mark.parametrize("id", patch_modules())
 def test_every_declaration_is_valid(id):
     validate(gpushim.registry()[id], id)
+
+
+# Written before the template, and moving onto it; none is added here.
+NOT_YET_ON_THE_TEMPLATE = {
+    "cupy.asarray_blocking",
+    "cupy.copyto_python_scalar",
+    "cupy.expm_pade_term",
+    "cupy.from_dlpack_unsupported_dtype",
+    "cupy.fuse_inf_nan",
+    "cupy.fuse_python_scalar",
+    "cupy.jit_inf_nan",
+    "cupy.nanargmax_out_dtype",
+    "cupy.random_seed_numpy2",
+    "dali.cai_stream_none",
+    "dali.iterator_drop_reset",
+    "warp.array_copy_false_reference",
+    "warp.array_int32_shape",
+    "warp.augassign_mul_div",
+    "warp.bsr_from_triplets_prune",
+    "warp.bsr_get_diag_out",
+    "warp.cai_missing_strides",
+    "warp.closure_shadowed_by_global",
+    "warp.empty_slice",
+    "warp.from_dlpack_bool",
+    "warp.strided_capacity",
+    "warp.struct_array_grad",
+    "warp.tape_zero_nested_struct",
+    "warp.tiled_dot_padding",
+}
+
+
+@pytest.mark.parametrize("id", sorted(set(patch_modules()) - NOT_YET_ON_THE_TEMPLATE))
+def test_every_patch_module_reads_as_the_template(id):
+    library, name = id.split(".")
+    docstring = ast.get_docstring(ast.parse((PATCHES / library / f"{name}.py").read_text()), clean=True)
+    summary, first, *_ = docstring.split("\n\n")
+    assert "\n" not in summary, "the summary is one line"
+    assert first.startswith(DOCSTRING_PARTS[0]), "what breaks comes right after the summary"
+    assert labels(docstring) == list(DOCSTRING_PARTS)
 
 
 @pytest.mark.parametrize("library", sorted(path.parent.name for path in PATCHES.glob("*/__init__.py")))
