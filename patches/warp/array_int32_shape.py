@@ -1,37 +1,42 @@
 """A Warp array shaped by NumPy int32 values computes its size in int32 and wraps (Warp 1.x up to 1.3.1).
 
-``warp.array.__init__`` turns any shape that is not an ``int`` into
-``tuple(shape)`` and keeps its elements as they come.  Given NumPy int32 values
-(``np.array([65536, 65537], np.int32)``, or the ``.shape`` of anything sized in
-int32), the size and strides are then multiplied out in int32: the size of a
-65536 x 65537 uint8 array reads 65,536 instead of 4,295,032,832, and on 1.3.1
-(under NumPy 1.26 and 2.2 alike) so does the capacity that ``wp.empty``
-allocates, so the array claims 4 GiB over a 64 KiB buffer and writes run past
-it.  Nothing raises (NumPy may warn about the overflow).  Every 1.x release up to 1.3.1 keeps the elements;
-NVIDIA/warp@61c767525 (1.3.2; 58bb5de43 on main, in 1.4.0) makes the shape
+What breaks.  ``warp.array.__init__`` turns any shape that is not an ``int``
+into ``tuple(shape)`` and keeps its elements as they come.  Given NumPy int32
+values (``np.array([65536, 65537], np.int32)``, or the ``.shape`` of anything
+sized in int32), the size and strides are then multiplied out in int32: the
+size of a 65536 x 65537 uint8 array reads 65,536 instead of 4,295,032,832,
+and on 1.3.1 (under NumPy 1.26 and 2.2 alike) so does the capacity that
+``wp.empty`` allocates, so the array claims 4 GiB over a 64 KiB buffer and
+writes run past it.  Nothing raises (NumPy may warn about the overflow).
+Every 1.x release up to 1.3.1 keeps the elements.
+
+Fixed upstream.  NVIDIA/warp@61c767525 (1.3.2, whose changelog names the
+32-bit overflow; 58bb5de43 on main, in 1.4.0) makes the shape
 ``tuple(int(x) for x in shape)``.
 
-The backport wraps ``array.__init__`` and hands Warp's own constructor the
-shape 1.3.2 would build: the same conversion, at the same point (a shape that
-is neither None nor an ``int``), raising what 1.3.2 raises for elements that
-``int()`` refuses.  Everything after that is Warp's code, so sizes, strides,
-capacities, errors and their messages are 1.3.2's, on every construction path
-(new allocations, ``data=`` and ``ptr=``).  Arrays are made everywhere, views
-and kernel arguments included, so the common path costs one lookup of the
-shape and a check that it is None, an ``int``, or a tuple of exact ``int``s,
-which is what Warp itself passes; only other shapes are converted.
+How the fix works.  The backport wraps ``array.__init__`` and hands Warp's
+own constructor the shape 1.3.2 would build: the same conversion, at the
+same point (a shape that is neither None nor an ``int``), raising what 1.3.2
+raises for elements that ``int()`` refuses.  Everything after that is Warp's
+code, so sizes, strides, capacities, errors and their messages are 1.3.2's,
+on every construction path (new allocations, ``data=`` and ``ptr=``).  Arrays
+are made everywhere, views and kernel arguments included, so the common path
+costs one lookup of the shape and a check that it is None, an ``int``, or a
+tuple of exact ``int``s, which is what Warp itself passes; only other shapes
+are converted.  The patch checks that ``__init__`` takes ``data``, ``dtype``
+and ``shape`` first, where the wrapper finds the shape.
 
-Not backported: strides given as NumPy integers are kept as they are, in 1.3.2
-as before.
+Not backported.  Strides given as NumPy integers are kept as they are, in
+1.3.2 as before.
 
-The probe lays a 65536 x 65537 uint8 array shaped by int32 values over a one
-byte NumPy buffer on the CPU, which allocates and touches nothing, and reads
-its size, which must be 4,295,032,832.
+The probe.  A 65536 x 65537 uint8 array shaped by int32 values over a one
+byte NumPy buffer on the CPU, which allocates and touches nothing; its size
+must be 4,295,032,832.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="warp.array_int32_shape",
@@ -42,9 +47,6 @@ patch = Patch(
     summary="wp.array/wp.empty with a shape of NumPy int32 values computes the size and capacity in int32 and wraps.",
 )
 
-# The parameters of array.__init__ in the releases this patch reads; the
-# wrapper finds the shape by position or keyword, so others are a TargetMismatch.
-_PARAMETERS = ("self", "data", "dtype", "shape")
 _SHAPE = 2  # the shape's position among the arguments after self
 
 
@@ -67,16 +69,10 @@ def _init(wrapped, instance, args, kwargs):
 
 @patch.applier
 def _apply(warp, journal):
-    import inspect
-
-    from gpushim import TargetMismatch
-
-    array = getattr(getattr(warp, "types", None), "array", None)
-    if not isinstance(array, type) or "__init__" not in vars(array):
-        raise TargetMismatch("warp.types.array defines no __init__")
-    parameters = tuple(inspect.signature(vars(array)["__init__"]).parameters)
-    if parameters[: len(_PARAMETERS)] != _PARAMETERS:
-        raise TargetMismatch(f"warp.types.array.__init__ takes {parameters}, expected {_PARAMETERS} first")
+    array = expect(warp, "types.array", type)
+    # The wrapper finds the shape by position or keyword, so array.__init__ must take it third after self.
+    leading = Parameters(data=None, dtype=expect(warp, "types.Any"), shape=None)
+    leading.check(expect(array, "__init__", callable, own=True), method=True, leading=True)
     journal.wrap(array, "__init__", _init)
 
 

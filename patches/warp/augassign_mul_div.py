@@ -1,53 +1,57 @@
 """Warp 1.4.0 and 1.4.1 skip ``a[i] *= x`` and ``a[i] /= x`` on array elements.
 
-1.4.0 taught ``Adjoint.emit_AugAssign`` to turn ``a[i] += x`` and ``a[i] -= x``
-into differentiable atomic adds and subtractions (NVIDIA/warp@a69d061).  For any
-other operator on an array whose dtype is one of ``warp.types.atomic_types``
-(float16/32/64, 32- and 64-bit integers, and their vectors, matrices and
-quaternions) it prints ``Warning: in-place op ... is not differentiable`` and
-emits nothing: the statement is silently dropped, so ``a[i] *= 3.0; a[i] /= 2.0``
-leaves ``[2, 4]`` as it was (NVIDIA/warp#342).  1.3.x and 1.4.2 write ``[3, 6]``.
-Arrays of other dtypes (int8, structs, ...) and subscripts of local vectors and
-matrices were always rewritten as ``a[i] = a[i] op x`` and work.  1.4.2 fixes it
-(NVIDIA/warp@a02f499 on main, 5232f780d on the 1.4 branch) by giving those
-statements the same rewrite, with the warning printed only when
-``warp.config.verbose`` is set.
+What breaks.  1.4.0 taught ``Adjoint.emit_AugAssign`` to turn ``a[i] += x``
+and ``a[i] -= x`` into differentiable atomic adds and subtractions
+(NVIDIA/warp@a69d061).  For any other operator on an array whose dtype is one
+of ``warp.types.atomic_types`` (float16/32/64, 32- and 64-bit integers, and
+their vectors, matrices and quaternions) it prints ``Warning: in-place op ...
+is not differentiable`` and emits nothing: the statement is silently dropped,
+so ``a[i] *= 3.0; a[i] /= 2.0`` leaves ``[2, 4]`` as it was.  1.3.x and 1.4.2
+write ``[3, 6]``.  Arrays of other dtypes (int8, structs, ...) and subscripts
+of local vectors and matrices were always rewritten as ``a[i] = a[i] op x``
+and work.
 
-The fix replaces the code generator for augmented assignments with a wrapper.
-Statements that cannot be dropped (an operator of ``+``/``-``, a target that is
-not a subscript, an ``adjoint[...]`` target in a custom gradient) go straight to
-Warp's own generator.  For the others the wrapper evaluates the right-hand side
-and the subscript as 1.4.x does, then emits the assignment wherever Warp would
-have: for every array and for vector, quaternion and matrix targets; anything
-else goes back to Warp's generator, which raises its own error.  The generated
-code is 1.4.2's, including the right-hand side being evaluated once before the
-rewrite and once inside it.
+Fixed upstream.  NVIDIA/warp#342, fixed in 1.4.2 (NVIDIA/warp@a02f499 on
+main, 5232f780d on the 1.4 branch) by giving those statements the same
+rewrite, with the warning printed only when ``warp.config.verbose`` is set.
+
+How the fix works.  The code generator for augmented assignments is replaced
+by a wrapper.  Statements that cannot be dropped (an operator of ``+``/``-``,
+a target that is not a subscript, an ``adjoint[...]`` target in a custom
+gradient) go straight to Warp's own generator.  For the others the wrapper
+evaluates the right-hand side and the subscript as 1.4.x does, then emits the
+assignment wherever Warp would have: for every array and for vector,
+quaternion and matrix targets; anything else goes back to Warp's generator,
+which raises its own error.  The generated code is 1.4.2's, including the
+right-hand side being evaluated once before the rewrite and once inside it.
 
 Two traps.  ``Adjoint.eval`` dispatches through the class-level dict
 ``Adjoint.node_visitors``, which holds the function itself, so the wrapper is
 installed both as the method and as that dict's item.  And Warp keys built
-modules, in memory and in the kernel cache directory, on a hash of the kernels'
-source, not of the code generated from it: a kernel built before the fix (by an
-earlier process sharing the cache, or in this process before ``gpushim.patch()``)
-would be reused as it was.  So while the patch is applied, the hash of every
-kernel or function whose source holds such a statement (an augmented assignment
-to a subscript with an operator other than ``+``/``-``) also covers this patch's
-generator, and modules Warp had already hashed are marked modified (Warp's own
-``Module.mark_modified``) so that they are hashed again at their next launch:
-patched builds live apart from unpatched ones in both caches.
+modules, in memory and in the kernel cache directory, on a hash of the
+kernels' source, not of the code generated from it: a kernel built before the
+fix (by an earlier process sharing the cache, or in this process before
+``gpushim.patch()``) would be reused as it was.  So while the patch is
+applied, the hash of every kernel or function whose source holds such a
+statement (an augmented assignment to a subscript with an operator other than
+``+``/``-``) also covers this patch's generator, and modules Warp had already
+hashed are marked modified (Warp's own ``Module.mark_modified``) so that they
+are hashed again at their next launch: patched builds live apart from
+unpatched ones in both caches.
 
-Deliberately not done: ``unpatch()`` puts the identical originals back, but a
+Not backported.  ``unpatch()`` puts the identical originals back, but a
 module already loaded while patched keeps its corrected code in memory until
-Warp hashes it again (a kernel added to it, ``wp.load_module``, a new process);
-the site journal has no step to run at undo.  Release notes of 1.4.2 also fix
-unrelated loops and printing; none of that is backported.
+Warp hashes it again (a kernel added to it, ``wp.load_module``, a new
+process); the journal has no step to run at undo.  Release notes of 1.4.2
+also fix unrelated loops and printing; none of that is backported.
 
-The probe runs ``a[i] *= 3.0; a[i] /= 2.0`` on ``[2, 4]`` on the CPU.
+The probe.  ``a[i] *= 3.0; a[i] /= 2.0`` on ``[2, 4]`` on the CPU, which must
+give ``[3, 6]``.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.augassign_mul_div",
@@ -60,19 +64,16 @@ patch = Patch(
 
 # Mixed into the hash of every adjoint this patch may generate differently;
 # a change to the generator below must change it, so that older builds are not reused.
-GENERATOR = b"gpushim warp.augassign_mul_div 1"
+_HASH_SALT = b"gpushim warp.augassign_mul_div 1"
 
-
-def _adjoint_and_node(adj, node):
-    return adj, node
+_EMIT_AUGASSIGN = Parameters("adj", "node")
+_HASH_ADJOINT = Parameters("adj")  # after self
 
 
 @patch.applier
 def _apply(warp, journal):
     import ast
     import hashlib
-
-    from gpushim import TargetMismatch
 
     codegen, context = warp.codegen, warp.context
     needed = {
@@ -84,10 +85,11 @@ def _apply(warp, journal):
         context.Module: ("mark_modified",),
     }
     for owner, names in needed.items():
-        missing = [name for name in names if not hasattr(owner, name)]
-        if missing:
-            raise TargetMismatch(f"{owner.__name__} has no {', '.join(missing)}")
+        for name in names:
+            expect(owner, name)
     adjoint = codegen.Adjoint
+    _EMIT_AUGASSIGN.check(adjoint.emit_AugAssign)
+    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     emit_original = vars(adjoint).get("emit_AugAssign")
     if adjoint.node_visitors.get(ast.AugAssign) is not emit_original:
         raise TargetMismatch("Adjoint.node_visitors[ast.AugAssign] is not Adjoint.emit_AugAssign")
@@ -109,9 +111,9 @@ def _apply(warp, journal):
     def emit_augassign(wrapped, instance, args, kwargs):
         try:
             adj, node = (
-                _adjoint_and_node(instance, *args, **kwargs)
+                _EMIT_AUGASSIGN.bind(instance, *args, **kwargs)
                 if instance is not None
-                else _adjoint_and_node(*args, **kwargs)
+                else _EMIT_AUGASSIGN.bind(*args, **kwargs)
             )
         except TypeError:
             return wrapped(*args, **kwargs)
@@ -132,11 +134,11 @@ def _apply(warp, journal):
 
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        adj = args[0] if args else kwargs["adj"]
+        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
         found = scanned.get(adj.source)
         if found is None:
             found = scanned[adj.source] = any(may_be_dropped(node) for node in ast.walk(adj.tree))
-        return hashlib.sha256(digest + GENERATOR).digest() if found else digest
+        return hashlib.sha256(digest + _HASH_SALT).digest() if found else digest
 
     installed = journal.wrap(adjoint, "emit_AugAssign", emit_augassign)
     journal.replace_item(adjoint.node_visitors, ast.AugAssign, installed)

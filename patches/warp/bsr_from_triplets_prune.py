@@ -1,6 +1,6 @@
 """``bsr_set_from_triplets(..., prune_numerical_zeros=False)`` drops zero blocks all the same (Warp 1.8.0).
 
-1.8.0 moved the accumulation of triplet values to Python
+What breaks.  1.8.0 moved the accumulation of triplet values to Python
 (NVIDIA/warp@6c7658673) and now hands the native topology builders
 (``bsr_matrix_from_triplets_host`` and ``_device``) a mask of the bits that
 make a value nonzero, taken from ``warp.sparse._zero_value_masks`` for the
@@ -8,34 +8,35 @@ matrix's scalar type: a block whose values are all zero under the mask is
 left out, and a mask of 0 keeps every block.  The mask is passed whatever
 ``prune_numerical_zeros`` says, so three zero-valued triplets give a matrix
 with ``nnz == 0`` instead of 3, through ``bsr_set_from_triplets`` and
-``bsr_from_triplets`` alike (NVIDIA/warp GH-832).  1.7.2 passed the flag
-itself and was right.  NVIDIA/warp@ec8ef9857 (1.8.1) passes a mask of 0 when
-the flag is False.  Checked: ``git tag --contains`` gives v1.8.0 for
-6c7658673 and v1.8.1 for ec8ef9857; 1.7.2 and 1.8.1 keep the three blocks,
-1.8.0 keeps none.
+``bsr_from_triplets`` alike.  1.7.2 passed the flag itself and was right.
 
-The backport puts in place of ``_zero_value_masks`` a dictionary with the
-same items whose ``get`` answers Warp's default, 0, while a call of
-``bsr_set_from_triplets`` that asked not to prune is running in the same
-thread or task (a context variable); ``bsr_set_from_triplets`` is wrapped to
-set it, binding the call as Warp binds it.  All else is Warp's code, so the
-checks, their messages and the matrices are 1.8.1's, on the CPU and on
-CUDA devices, since both builders receive the mask.
+Fixed upstream.  NVIDIA/warp GH-832, fixed by NVIDIA/warp@ec8ef9857 (1.8.1),
+which passes a mask of 0 when the flag is False.  Checked: ``git tag
+--contains`` gives v1.8.0 for 6c7658673 and v1.8.1 for ec8ef9857; 1.7.2 and
+1.8.1 keep the three blocks, 1.8.0 keeps none.
+
+How the fix works.  The backport puts in place of ``_zero_value_masks`` a
+dictionary with the same items whose ``get`` answers Warp's default, 0, while
+a call of ``bsr_set_from_triplets`` that asked not to prune is running in the
+same thread or task (a context variable); ``bsr_set_from_triplets`` is
+wrapped to set it, binding the call as Warp binds it.  All else is Warp's
+code, so the checks, their messages and the matrices are 1.8.1's, on the CPU
+and on CUDA devices, since both builders receive the mask.
 ``bsr_from_triplets`` calls the module's ``bsr_set_from_triplets`` and is
 fixed with it; a reference to the function taken before the patch was
-applied (``from warp.sparse import bsr_set_from_triplets`` before
-``import gpushim.auto`` where ``warp.sparse`` was imported first) still
-reaches the mask, but does not set the variable and still prunes.
+applied (``from warp.sparse import bsr_set_from_triplets`` before ``import
+gpushim.auto`` where ``warp.sparse`` was imported first) still reaches the
+mask, but does not set the variable and still prunes.
 
-Not backported: the same commit also makes ``bsr_matrix_from_triplets_device``
-copy the sorted block indices with ``cudaMemcpyAsync`` on the launch stream
-instead of a blocking ``cudaMemcpy`` (when the summed blocks are returned and
-the sort left them in its second buffer).  That is native code that Python
-cannot reach: on 1.8.0 that copy still blocks the host and ignores the
-stream, which matters inside CUDA graph capture.  Values and topology are not
-affected by it.
+Not backported.  The same commit also makes
+``bsr_matrix_from_triplets_device`` copy the sorted block indices with
+``cudaMemcpyAsync`` on the launch stream instead of a blocking
+``cudaMemcpy`` (when the summed blocks are returned and the sort left them
+in its second buffer).  That is native code that Python cannot reach: on
+1.8.0 that copy still blocks the host and ignores the stream, which matters
+inside CUDA graph capture.  Values and topology are not affected by it.
 
-The probe fills a 4 x 4 matrix from three zero-valued triplets with
+The probe.  A 4 x 4 matrix filled from three zero-valued triplets with
 ``prune_numerical_zeros=False`` on the CPU, which must keep three blocks.
 """
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 import contextvars
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.bsr_from_triplets_prune",
@@ -74,13 +75,14 @@ class _ZeroValueMasks(dict):
         return super().get(key, default)
 
 
-def _prune_numerical_zeros(dest, rows, columns, values=None, count=None, prune_numerical_zeros=True, masked=False):
-    return prune_numerical_zeros
+_SET_FROM_TRIPLETS = Parameters(
+    "dest", "rows", "columns", values=None, count=None, prune_numerical_zeros=True, masked=False
+)
 
 
 def _set_from_triplets(wrapped, instance, args, kwargs):
     try:
-        prune = _prune_numerical_zeros(*args, **kwargs)
+        dest, rows, columns, values, count, prune, masked = _SET_FROM_TRIPLETS.bind(*args, **kwargs)
     except TypeError:
         return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
     token = _keeping_zeros.set(not prune)
@@ -94,16 +96,11 @@ def _set_from_triplets(wrapped, instance, args, kwargs):
 def _apply(sparse, journal):
     import inspect
 
-    from gpushim import TargetMismatch
-
-    masks = getattr(sparse, "_zero_value_masks", None)
-    function = getattr(sparse, "bsr_set_from_triplets", None)
-    if type(masks) is not dict or not callable(function):
-        raise TargetMismatch("warp.sparse has no _zero_value_masks dict and bsr_set_from_triplets function")
-    parameters = tuple(inspect.signature(function).parameters)
-    expected = tuple(inspect.signature(_prune_numerical_zeros).parameters)
-    if parameters != expected:
-        raise TargetMismatch(f"bsr_set_from_triplets takes {parameters}, expected {expected}")
+    masks = expect(sparse, "_zero_value_masks", dict)
+    if type(masks) is not dict:
+        raise TargetMismatch("warp.sparse._zero_value_masks is not a plain dict")
+    function = expect(sparse, "bsr_set_from_triplets", callable)
+    _SET_FROM_TRIPLETS.check(function)
     if "_zero_value_masks.get(" not in inspect.getsource(function):
         raise TargetMismatch("bsr_set_from_triplets does not read its mask from _zero_value_masks")
     journal.replace(sparse, "_zero_value_masks", _ZeroValueMasks(masks))

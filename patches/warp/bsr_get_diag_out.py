@@ -1,37 +1,42 @@
 """``warp.sparse.bsr_get_diag(A, out=...)`` keeps stale values in ``out`` (Warp 1.x up to 1.11.0).
 
-``bsr_get_diag`` launches a kernel that writes the diagonal block of each row
-that has one and leaves the other rows alone.  Without ``out`` it fills a
-fresh ``wp.zeros`` array, so those rows read 0; with ``out`` they keep
-whatever the caller's buffer held, and so does anything past the first
-``min(nrow, ncol)`` entries (measured: rows without a diagonal block read the
-7 left in ``out`` on 1.11.0, 0 on 1.11.1; NVIDIA/warp GH-1170).  Nothing
-raises.  Every 1.x release up to 1.11.0 does this; NVIDIA/warp@28e724758
-(1.11.1; 3d8dc3b6c on main, in 1.12.0) zeroes ``out`` once it has been
+What breaks.  ``bsr_get_diag`` launches a kernel that writes the diagonal
+block of each row that has one and leaves the other rows alone.  Without
+``out`` it fills a fresh ``wp.zeros`` array, so those rows read 0; with
+``out`` they keep whatever the caller's buffer held, and so does anything
+past the first ``min(nrow, ncol)`` entries (measured: rows without a
+diagonal block read the 7 left in ``out`` on 1.11.0, 0 on 1.11.1).  Nothing
+raises.  Every 1.x release up to 1.11.0 does this.
+
+Fixed upstream.  NVIDIA/warp GH-1170, fixed by NVIDIA/warp@28e724758 (1.11.1;
+3d8dc3b6c on main, in 1.12.0), which zeroes ``out`` once it has been
 validated, before the launch.
 
-The backport wraps ``bsr_get_diag`` and zeroes ``out`` with ``out.zero_()``
-before Warp's own function runs, but only when Warp's own checks of ``out``
-(dtype, device, length) will pass, so that a call Warp rejects leaves the
-caller's buffer untouched, as in 1.11.1, and raises Warp's own error.  The
-checks are the installed release's: 1.9.0 moved the dtype comparison from
-``!=`` to ``types_equal``, and 1.4.0 began to accept matrix expressions such
-as ``2.0 * A``, unwrapped with ``_extract_matrix_and_scale``; the patch reads
-which of these names the function uses.  Without ``out`` the wrapper adds one
-lookup and one comparison.
+How the fix works.  The backport wraps ``bsr_get_diag`` and zeroes ``out``
+with ``out.zero_()`` before Warp's own function runs, but only when Warp's
+own checks of ``out`` (dtype, device, length) will pass, so that a call Warp
+rejects leaves the caller's buffer untouched, as in 1.11.1, and raises
+Warp's own error.  The checks are the installed release's: 1.9.0 moved the
+dtype comparison from ``!=`` to ``types_equal``, and 1.4.0 began to accept
+matrix expressions such as ``2.0 * A``, unwrapped with
+``_extract_matrix_and_scale``; the patch reads which of these names the
+function uses.  Without ``out`` the wrapper adds one binding of the call and
+one comparison.
 
 The function lives in ``warp/sparse.py`` up to 1.9 and ``warp/_src/sparse.py``
 from 1.10, where ``warp.sparse`` re-exports it; the patch waits for
 ``warp.sparse`` (which ``import warp`` loads only from 1.10) and wraps the
 function under both names.  Warp's own callers never pass ``out``.
 
-The probe asks for the diagonal of a 2 x 2 matrix with one diagonal block
+Not backported.  1.11.1's other changes.
+
+The probe.  The diagonal of a 2 x 2 matrix with one diagonal block, read
 into an ``out`` filled with 7: the row without a diagonal block must read 0.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.bsr_get_diag_out",
@@ -44,7 +49,10 @@ patch = Patch(
 )
 
 
-def _as_is(matrix):
+_BSR_GET_DIAG = Parameters("A", out=None)
+
+
+def _unscaled(matrix):
     """What ``bsr_get_diag`` works on before 1.4.0: the matrix it is given, unscaled."""
     return matrix, None
 
@@ -56,17 +64,14 @@ def _not_different(dtype, other):
 
 @patch.applier
 def _apply(sparse, journal):
-    import inspect
     import sys
+    import types
 
-    from gpushim import TargetMismatch
-
-    get_diag = getattr(sparse, "bsr_get_diag", None)
-    if not inspect.isfunction(get_diag) or tuple(inspect.signature(get_diag).parameters) != ("A", "out"):
-        raise TargetMismatch("warp.sparse has no function bsr_get_diag(A, out)")
+    get_diag = expect(sparse, "bsr_get_diag", types.FunctionType)
+    _BSR_GET_DIAG.check(get_diag)
     source = sys.modules.get(get_diag.__module__)
     names = get_diag.__code__.co_names
-    extract = getattr(source, "_extract_matrix_and_scale", None) if "_extract_matrix_and_scale" in names else _as_is
+    extract = getattr(source, "_extract_matrix_and_scale", None) if "_extract_matrix_and_scale" in names else _unscaled
     same_dtype = getattr(source, "types_equal", None) if "types_equal" in names else _not_different
     if not callable(extract) or not callable(same_dtype):
         raise TargetMismatch(f"{get_diag.__module__} lacks a helper its bsr_get_diag names")
@@ -85,8 +90,11 @@ def _apply(sparse, journal):
             return False
 
     def bsr_get_diag(wrapped, instance, args, kwargs):
-        out = args[1] if len(args) > 1 else kwargs.get("out")
-        if out is not None and accepted(args[0] if args else kwargs.get("A"), out):
+        try:
+            A, out = _BSR_GET_DIAG.bind(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
+        if out is not None and accepted(A, out):
             out.zero_()
         return wrapped(*args, **kwargs)
 

@@ -1,38 +1,46 @@
 """Warp 1.6.0 cannot make an array from a CUDA Array Interface that leaves out ``strides``.
 
-In the CUDA Array Interface, ``strides`` is optional: left out or None, it means the
-buffer is C-contiguous, and CuPy, Numba and many hand-written exporters say so for
-every contiguous array.  Warp 1.6.0 rewrote ``warp.types.array._init_from_data`` to
-reshape such buffers into vector and matrix dtypes, and on the way it reads
-``strides`` with ``.get`` and indexes the result to test the inner dimensions, so
-``wp.array(buffer, dtype=wp.vec3)`` raises ``TypeError: 'NoneType' object is not
-subscriptable`` (NVIDIA/warp#523).  Scalar dtypes never index the strides and work.
-1.5.x did not look at the strides there; 1.6.1 fills missing strides in before it
-uses them.
+What breaks.  In the CUDA Array Interface, ``strides`` is optional: left out
+or None, it means the buffer is C-contiguous, and CuPy, Numba and many
+hand-written exporters say so for every contiguous array.  Warp 1.6.0 rewrote
+``warp.types.array._init_from_data`` to reshape such buffers into vector and
+matrix dtypes, and on the way it reads ``strides`` with ``.get`` and indexes
+the result to test the inner dimensions, so ``wp.array(buffer,
+dtype=wp.vec3)`` raises ``TypeError: 'NoneType' object is not
+subscriptable``.  Scalar dtypes never index the strides and work.  1.5.x did
+not look at the strides there.
 
-The fix does what 1.6.1 does, from outside Warp: when the data's interface lacks
-strides, Warp is handed a stand-in whose interface is the same dictionary with
-``strides`` set to exactly what 1.6.1 computes, ``strides_from_shape(shape, dtype)``
-for the dtype Warp is about to use (the one asked for, or the one the typestr maps
-to when none is).  That item size is Warp's dtype's, not the typestr's; the two
-differ only when Warp keeps the source's shape under a dtype of another size (four
-float32 read as four vec2, say), where 1.6.1's answer is the one kept here (later
-releases size by the typestr).  Everything else runs in Warp's own code, so
-shapes, strides, errors and their messages are Warp's; afterwards the array
-references the original object, as in 1.6.1, so that it keeps the caller's buffer
-alive.
+Fixed upstream.  NVIDIA/warp#523, fixed by NVIDIA/warp@77c5644 (in 1.6.1 as
+bb7bbe3), which fills missing strides in before it uses them.
 
-Two deliberate limits.  A 0-d interface (shape ``()``) without strides is left to
+How the fix works.  The patch does what 1.6.1 does, from outside Warp: when
+the data's interface lacks strides, Warp is handed a stand-in whose interface
+is the same dictionary with ``strides`` set to exactly what 1.6.1 computes,
+``strides_from_shape(shape, dtype)`` for the dtype Warp is about to use (the
+one asked for, or the one the typestr maps to when none is).  That item size
+is Warp's dtype's, not the typestr's; the two differ only when Warp keeps the
+source's shape under a dtype of another size (four float32 read as four
+vec2, say), where 1.6.1's answer is the one kept here (later releases size by
+the typestr).  Everything else runs in Warp's own code, so shapes, strides,
+errors and their messages are Warp's; afterwards the array references the
+original object, as in 1.6.1, so that it keeps the caller's buffer alive.
+
+Not backported.  A 0-d interface (shape ``()``) without strides is left to
 1.6.0, which accepts it for scalar dtypes, where 1.6.1 (and 1.5.1) raise
-``IndexError`` from ``strides_from_shape(())``: a backport must not turn a working
-call into a failing one.  And the same upstream commit also lets an object with a
-CUDA Array Interface be read through NumPy when the target device is the CPU;
-that is another behaviour change, not this bug, and is not backported here.
+``IndexError`` from ``strides_from_shape(())``: a backport must not turn a
+working call into a failing one.  And the same upstream commit also lets an
+object with a CUDA Array Interface be read through NumPy when the target
+device is the CPU; that is another behaviour change, not this bug.
+
+The probe.  A vec3 array over an interface without strides, compared with
+one over the same memory with C-contiguous strides; without a GPU through a
+Device object that claims CUDA ordinal 0, so that nothing is read at the
+made-up address.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="warp.cai_missing_strides",
@@ -43,9 +51,9 @@ patch = Patch(
     summary="wp.array() from a __cuda_array_interface__ without strides fails for vector and matrix dtypes.",
 )
 
-# The parameters of array._init_from_data in the releases this patch reads; the
+# The parameters of array._init_from_data after self in the releases this patch reads; the
 # wrapper hands them back positionally, so a different signature is a TargetMismatch.
-_PARAMETERS = ("self", "data", "dtype", "shape", "device", "copy", "pinned")
+_INIT_FROM_DATA = Parameters("data", "dtype", "shape", "device", "copy", "pinned")
 
 
 class _StridedInterface:
@@ -70,31 +78,16 @@ class _StridedInterface:
         return getattr(self._source, name)
 
 
-def _positional(data, dtype, shape, device, copy, pinned):
-    """``_init_from_data``'s arguments past ``self``, all positional, as Warp itself passes them."""
-    return data, dtype, shape, device, copy, pinned
-
-
 @patch.applier
 def _apply(warp, journal):
-    import inspect
-
     import numpy as np
 
-    from gpushim import TargetMismatch
-
     types = warp.types
-    array = types.array
-    for name in ("strides_from_shape", "np_dtype_to_warp_type", "Any"):
-        if not hasattr(types, name):
-            raise TargetMismatch(f"warp.types has no {name}")
-    parameters = tuple(inspect.signature(vars(array)["_init_from_data"]).parameters)
-    if parameters != _PARAMETERS:
-        raise TargetMismatch(f"warp.types.array._init_from_data takes {parameters}, expected {_PARAMETERS}")
-
-    strides_from_shape = types.strides_from_shape
-    np_dtype_to_warp_type = types.np_dtype_to_warp_type
-    any_dtype = types.Any
+    array = expect(types, "array", type)
+    _INIT_FROM_DATA.check(expect(array, "_init_from_data", callable, own=True), method=True)
+    strides_from_shape = expect(types, "strides_from_shape", callable)
+    np_dtype_to_warp_type = expect(types, "np_dtype_to_warp_type")
+    any_dtype = expect(types, "Any")
 
     def with_strides(data, interface, dtype):
         """A stand-in for ``data``, whose ``interface`` lacks strides, with 1.6.1's; or None to leave it to Warp.
@@ -117,7 +110,7 @@ def _apply(warp, journal):
     def init_from_data(wrapped, instance, args, kwargs):
         if kwargs or len(args) != 6:
             try:
-                args = _positional(*args, **kwargs)
+                args = _INIT_FROM_DATA.bind(*args, **kwargs)
             except TypeError:
                 return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
         data = args[0]

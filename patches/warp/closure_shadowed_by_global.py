@@ -1,33 +1,34 @@
 """A kernel reads a global instead of its closure's variable of the same name (Warp 1.x up to 1.3.1).
 
-A kernel defined inside a function may use that function's ``wp.constant``
-values, types and Warp functions (closures work since 0.7/0.8).  Warp's code
-generator resolves a bare name (``Adjoint.emit_Name``) by looking in the
-kernel function's globals first and in its closure only when the global is
-missing or None, the opposite of Python's own rule: with a module-level
-``SHADOWED = wp.constant(17)`` and a local ``SHADOWED = wp.constant(42)``, the
-kernel closing over the local writes 17.  ``Adjoint.get_constant_references``,
-which collects the constants a module's hash covers (from 1.2.0), makes the
-same mistake, so the hash follows the global, not the value the kernel should
-use.  ``Adjoint.resolve_path`` (attribute paths and calls) lets the closure
-win but reads every cell of the closure, so one that is not filled (a
-variable deleted, or assigned after the kernel is built) fails the build
-with ``ValueError: Cell is empty``.  NVIDIA/warp@fed821d01 (1.3.2, "Fix
-precedence of closure constants over global constants") resolves all three
-through one lookup: the name's own closure cell if it is a free variable of
-the kernel function and the cell is filled, else the globals.  Checked:
-``git tag --contains fed821d01`` starts at v1.3.2; 1.0.0 and 1.3.1 write 17,
-1.3.2 writes 42.
+What breaks.  A kernel defined inside a function may use that function's
+``wp.constant`` values, types and Warp functions (closures work since
+0.7/0.8).  Warp's code generator resolves a bare name (``Adjoint.emit_Name``)
+by looking in the kernel function's globals first and in its closure only
+when the global is missing or None, the opposite of Python's own rule: with a
+module-level ``SHADOWED = wp.constant(17)`` and a local ``SHADOWED =
+wp.constant(42)``, the kernel closing over the local writes 17.
+``Adjoint.get_constant_references``, which collects the constants a module's
+hash covers (from 1.2.0), makes the same mistake, so the hash follows the
+global, not the value the kernel should use.  ``Adjoint.resolve_path``
+(attribute paths and calls) lets the closure win but reads every cell of the
+closure, so one that is not filled (a variable deleted, or assigned after the
+kernel is built) fails the build with ``ValueError: Cell is empty``.
 
-The backport leaves Warp's three methods in charge and changes only what
-they see.  For an adjoint whose function has free variables, the released
-method runs on a stand-in for the adjoint whose ``func`` resolves names as
-1.3.2 does: its globals are the closure's filled cells in front of the real
-globals, and it has no closure of its own to fall back on.  Everything else
-the method reads or calls is the adjoint's own, so constants, errors and
-their messages are those of the release being patched.  ``emit_Name`` is
-reached through ``Adjoint.node_visitors`` as well as the method, so the
-wrapper is installed in both places.
+Fixed upstream.  NVIDIA/warp@fed821d01 (1.3.2, "Fix precedence of closure
+constants over global constants") resolves all three through one lookup: the
+name's own closure cell if it is a free variable of the kernel function and
+the cell is filled, else the globals.  Checked: ``git tag --contains
+fed821d01`` starts at v1.3.2; 1.0.0 and 1.3.1 write 17, 1.3.2 writes 42.
+
+How the fix works.  The backport leaves Warp's three methods in charge and
+changes only what they see.  For an adjoint whose function has free
+variables, the released method runs on a stand-in for the adjoint whose
+``func`` resolves names as 1.3.2 does: its globals are the closure's filled
+cells in front of the real globals, and it has no closure of its own to fall
+back on.  Everything else the method reads or calls is the adjoint's own, so
+constants, errors and their messages are those of the release being patched.
+``emit_Name`` is reached through ``Adjoint.node_visitors`` as well as the
+method, so the wrapper is installed in both places.
 
 Warp names built modules, in memory and in its kernel cache, by a hash of
 their source and of the constants ``get_constant_references`` reports (1.0
@@ -39,19 +40,19 @@ that holds, or depends on, a kernel or function with a free variable that a
 global of the same name shadows.  Builds made with and without the patch
 therefore live apart in both caches.
 
-Deliberately not done: a module already loaded before the patch was applied
-keeps its code until Warp loads it again (a new process, a kernel added to
-it), and ``unpatch()`` does not unload modules built while patched.  In
+Not backported.  A module already loaded before the patch was applied keeps
+its code until Warp loads it again (a new process, a kernel added to it), and
+``unpatch()`` does not unload modules built while patched.  In
 ``resolve_path`` a name bound to None is not looked up among Warp's own
 names, as 1.3.2 would.  1.3.2's other changes are not backported.
 
-The probe launches, on the CPU, a kernel that closes over ``SHADOWED = 42``
-while the probe's module holds a global ``SHADOWED = 17``.
+The probe.  On the CPU, a kernel that closes over ``SHADOWED = 42`` while the
+probe's module holds a global ``SHADOWED = 17``; it must write 42.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.closure_shadowed_by_global",
@@ -64,7 +65,7 @@ patch = Patch(
 
 # Mixed into the hash of every module this patch may generate differently;
 # a change to how names are resolved must change it, so that older builds are not reused.
-GENERATOR = b"gpushim warp.closure_shadowed_by_global 1"
+_HASH_SALT = b"gpushim warp.closure_shadowed_by_global 1"
 
 SHADOWED = 17  # the probe's global, shadowed by its kernel's closure
 
@@ -141,12 +142,9 @@ def _apply(warp, journal):
     import ast
     import hashlib
 
-    from gpushim import TargetMismatch
-
-    adjoint, module = warp.codegen.Adjoint, warp.context.Module
+    adjoint, module = expect(warp, "codegen.Adjoint", type), expect(warp, "context.Module", type)
     for owner, name in ((adjoint, "emit_Name"), (adjoint, "resolve_path"), (module, "hash_module")):
-        if not callable(vars(owner).get(name)):
-            raise TargetMismatch(f"{owner.__name__} defines no method {name}")
+        expect(owner, name, callable, own=True)
     if getattr(adjoint, "node_visitors", {}).get(ast.Name) is not vars(adjoint)["emit_Name"]:
         raise TargetMismatch("Adjoint.node_visitors[ast.Name] is not Adjoint.emit_Name")
 
@@ -176,7 +174,7 @@ def _apply(warp, journal):
 
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        return hashlib.sha256(digest + GENERATOR).digest() if shadowing(instance) else digest
+        return hashlib.sha256(digest + _HASH_SALT).digest() if shadowing(instance) else digest
 
     journal.wrap(module, "hash_module", hash_module)
 

@@ -1,40 +1,44 @@
 """Empty slices of a Warp array (``a[2:2]``, ``a[:0]``) raise ``RuntimeError: Invalid indexing`` (Warp 1.x to 1.9.0).
 
-``warp.array.__getitem__`` checks every slice after resolving negative
-bounds, and two of its checks reject a slice that selects nothing:
+What breaks.  ``warp.array.__getitem__`` checks every slice after resolving
+negative bounds, and two of its checks reject a slice that selects nothing:
 ``stop < 1`` and ``stop <= start``.  So ``a[2:2]``, ``a[:0]``, ``a[-1:-1]``
 and ``a[1:1, :0]`` raise ``RuntimeError: Invalid indexing in slice: 2:2:1``
-where NumPy gives an empty view (NVIDIA/warp GH-958).  The checks date from
-the slicing of NVIDIA/warp@ffaaeb64e (0.7.0) and are the same in every 1.x
-release up to 1.9.0.  NVIDIA/warp@09f9ad489 (1.9.1) relaxes them to
-``stop < 0`` and ``stop < start``; the rest of the method already computes an
-empty dimension (a shape of 0, the stride times the step, the offset of
-``start``).  A start at or past the end (``a[3:3]`` of three elements) still
-raises in 1.9.1, as before.  Checked: ``git tag --contains 09f9ad489`` starts
-at v1.9.1; 1.0.0 and 1.9.0 raise, 1.9.1 gives shape ``(0,)``.
+where NumPy gives an empty view.  The checks date from the slicing of
+NVIDIA/warp@ffaaeb64e (0.7.0) and are the same in every 1.x release up to
+1.9.0.
 
-The backport runs 1.9.1's two comparisons in the release's own method: it
-reads the source of ``array.__getitem__`` from the installed Warp, requires
-exactly one ``stop < 1 or stop > self.shape[idx]`` and one ``stop <= start``,
-turns them into ``stop < 0 or ...`` and ``stop < start`` in the syntax tree,
-and compiles the method again in ``warp.types``'s namespace, under its file
-name and line numbers, so tracebacks point at Warp's source.  Every other
-statement is the release's, so views, gradients, indexed arrays and error
-messages are those of 1.9.1 wherever the release's method was 1.9.1's in all
-but those comparisons (every 1.x since 1.0).  ``__getitem__`` is wrapped to
-call the recompiled method.  Anything else in place of those comparisons, or a
-method whose source cannot be read, is a TargetMismatch.
+Fixed upstream.  NVIDIA/warp GH-958, fixed by NVIDIA/warp@09f9ad489 (1.9.1),
+which relaxes the checks to ``stop < 0`` and ``stop < start``; the rest of the
+method already computes an empty dimension (a shape of 0, the stride times the
+step, the offset of ``start``).  A start at or past the end (``a[3:3]`` of
+three elements) still raises in 1.9.1, as before.  Checked: ``git tag
+--contains 09f9ad489`` starts at v1.9.1; 1.0.0 and 1.9.0 raise, 1.9.1 gives
+shape ``(0,)``.
 
-Not backported: 1.9.1's other changes.  Empty slices reach kernels as
-arrays of size 0, as in 1.9.1.
+How the fix works.  The backport runs 1.9.1's two comparisons in the
+release's own method: it reads the source of ``array.__getitem__`` from the
+installed Warp, requires exactly one ``stop < 1 or stop > self.shape[idx]``
+and one ``stop <= start``, turns them into ``stop < 0 or ...`` and ``stop <
+start`` in the syntax tree, and compiles the method again in
+``warp.types``'s namespace, under its file name and line numbers, so
+tracebacks point at Warp's source.  Every other statement is the release's,
+so views, gradients, indexed arrays and error messages are those of 1.9.1
+wherever the release's method was 1.9.1's in all but those comparisons
+(every 1.x since 1.0).  ``__getitem__`` is wrapped to call the recompiled
+method.  Anything else in place of those comparisons, or a method whose
+source cannot be read, is a TargetMismatch.
 
-The probe slices a three-element CPU array as ``a[1:1]`` and ``a[:0]``; both
-must give shape ``(0,)``.
+Not backported.  1.9.1's other changes.  Empty slices reach kernels as arrays
+of size 0, as in 1.9.1.
+
+The probe.  A three-element CPU array sliced as ``a[1:1]`` and ``a[:0]``;
+both must give shape ``(0,)``.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.empty_slice",
@@ -80,8 +84,6 @@ def _relaxed_getitem(getitem, namespace: dict):
     import inspect
     import textwrap
 
-    from gpushim import TargetMismatch
-
     try:
         lines, first_line = inspect.getsourcelines(getitem)
         filename = inspect.getsourcefile(getitem)
@@ -104,12 +106,10 @@ def _relaxed_getitem(getitem, namespace: dict):
 
 @patch.applier
 def _apply(warp, journal):
-    from gpushim import TargetMismatch
+    import types
 
-    array = getattr(warp.types, "array", None)
-    getitem = vars(array).get("__getitem__") if isinstance(array, type) else None
-    if getattr(getitem, "__code__", None) is None:
-        raise TargetMismatch("warp.types.array defines no Python __getitem__")
+    array = expect(warp, "types.array", type)
+    getitem = expect(array, "__getitem__", types.FunctionType, own=True)
     relaxed = _relaxed_getitem(getitem, vars(warp.types))
 
     def getitem_wrapper(wrapped, instance, args, kwargs):

@@ -1,45 +1,55 @@
 """Warp 1.x before 1.16.0 cannot import a bool tensor through DLPack.
 
-DLPack marks bool tensors with type code ``kDLBool`` (6) and 8 bits, as NumPy,
-torch, CuPy, JAX and Warp itself (from 1.4.0) export them.  No Warp release from
-1.0.0 to 1.15.0 has a branch for that code in its import: ``wp.from_dlpack`` of a
-bool tensor raises ``RuntimeError: Unknown DLPack datatype (6, 8)``, and with an
-explicit ``dtype`` it raises ``RuntimeError: Unsupported DLPack dtype ('bool', 8)``
-(1.4.0 on) or ``KeyError: 6`` (1.0 to 1.3, whose ``DLDataTypeCode`` cannot even name
-the code).  From 1.4.0 Warp cannot read back its own bool export (NVIDIA/warp#1619).
-1.16.0 (NVIDIA/warp@5c79cc8) maps kDLBool/8 to ``wp.bool`` and accepts it for
-``dtype=wp.bool``, ``wp.int8`` and ``wp.uint8``, as its torch and Paddle converters
-already did; any other kDLBool width, and any other requested dtype, is
-"incompatible".
+What breaks.  DLPack marks bool tensors with type code ``kDLBool`` (6) and 8
+bits, as NumPy, torch, CuPy, JAX and Warp itself (from 1.4.0) export them.  No
+Warp release from 1.0.0 to 1.15.0 has a branch for that code in its import:
+``wp.from_dlpack`` of a bool tensor raises ``RuntimeError: Unknown DLPack
+datatype (6, 8)``, and with an explicit ``dtype`` it raises ``RuntimeError:
+Unsupported DLPack dtype ('bool', 8)`` (1.4.0 on) or ``KeyError: 6`` (1.0 to
+1.3, whose ``DLDataTypeCode`` cannot even name the code).  From 1.4.0 Warp
+cannot read back its own bool export.
 
-How.  Warp's import (``_from_dlpack`` up to 1.12, ``_unpack_array`` from 1.13)
-decides the dtype through two functions of its DLPack module, ``dtype_from_dlpack``
-and ``dtype_is_compatible``, read as module globals at each call.  That module is
-``warp.dlpack`` up to 1.9 and ``warp._src.dlpack`` from 1.10 (1.10 to 1.12 keep
-``warp.dlpack`` as a forwarding stub only); a release with neither, or whose import
-does not call these functions, ends ``failed`` and Warp works as released.  The
-patch wraps both functions.  A kDLBool dtype is answered as 1.16.0 answers it;
-every other dtype goes to Warp's own function, untouched, after one comparison.
+Fixed upstream.  NVIDIA/warp#1619, fixed by NVIDIA/warp@5c79cc8 (1.16.0),
+which maps kDLBool/8 to ``wp.bool`` and accepts it for ``dtype=wp.bool``,
+``wp.int8`` and ``wp.uint8``, as its torch and Paddle converters already did;
+any other kDLBool width, and any other requested dtype, is "incompatible".
 
-1.16.0 words the refusal anew: ``Incompatible data types: DLPack bool8 and Warp
-float32``.  The old callers would format the same refusal with the repr of a
-ctypes object (its address changes from run to run), so for bool tensors the
-wrapper raises 1.16.0's message itself, naming the dtype the caller was asked for
-(a vector type, say, where ``dtype_is_compatible`` only sees its scalar), found in
-the caller's frame; the dtype is named as 1.16.0's ``type_repr`` names Warp's
-scalar, vector, matrix, quaternion and transform types and Python's ``bool``, ``float``
-and ``int``.  Another dtype (a struct, a NumPy type) is named by the release's own
-``type_repr``, which is 1.16.0's from 1.13 on.
+How the fix works.  Warp's import (``_from_dlpack`` up to 1.12,
+``_unpack_array`` from 1.13) decides the dtype through two functions of its
+DLPack module, ``dtype_from_dlpack`` and ``dtype_is_compatible``, read as
+module globals at each call.  That module is ``warp.dlpack`` up to 1.9 and
+``warp._src.dlpack`` from 1.10 (1.10 to 1.12 keep ``warp.dlpack`` as a
+forwarding stub only); a release with neither, or whose import does not call
+these functions with the dtype it was asked for, ends ``failed`` and Warp
+works as released.  The patch wraps both functions.  A kDLBool dtype is
+answered as 1.16.0 answers it; every other dtype goes to Warp's own function,
+untouched, after one comparison.
 
-Not backported: 1.16.0's new wording of the "incompatible" error for non-bool
-tensors (a cosmetic change to a path that works), and bool export where a release
-lacks it (1.0 to 1.3: a missing feature, not this bug).  The probe hands
-``wp.from_dlpack`` a NumPy bool array on the CPU.
+1.16.0 words the refusal anew: ``Incompatible data types: DLPack bool8 and
+Warp float32``.  The old import would format the same refusal with the repr
+of a ctypes object (its address changes from run to run), so for bool tensors
+``dtype_is_compatible`` raises 1.16.0's message itself.  It names the dtype
+the import was asked for (a vector type, say, where ``dtype_is_compatible``
+only sees its scalar): the import is wrapped too, binding its call as Warp
+binds it and holding its ``dtype`` in a context variable while it runs.  The
+dtype is named as 1.16.0's ``type_repr`` names Warp's scalar, vector, matrix,
+quaternion and transform types and Python's ``bool``, ``float`` and ``int``,
+which releases before 1.13 name otherwise; another dtype (a struct, a NumPy
+type) is named by the release's own ``type_repr``, which is 1.16.0's there.
+
+Not backported.  1.16.0's new wording of the "incompatible" error for
+non-bool tensors (a cosmetic change to a path that works), and bool export
+where a release lacks it (1.0 to 1.3: a missing feature, not this bug).
+
+The probe.  ``wp.from_dlpack`` of a NumPy bool array on the CPU, which must
+give a ``wp.bool`` array with its values.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+import contextvars
+
+from gpushim import Parameters, Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.from_dlpack_bool",
@@ -52,6 +62,12 @@ patch = Patch(
 
 KDL_BOOL = 6  # the DLPack type code; DLDataTypeCode lacks the name before Warp 1.4
 
+# Warp's import of a tensor, by release: 1.13 on, then up to 1.12; both take the dtype asked for second.
+_IMPORTS = {"_unpack_array": Parameters("dlt", dtype=None), "_from_dlpack": Parameters("capsule", dtype=None)}
+
+# The dtype the import in progress was asked for, which dtype_is_compatible names in its refusal.
+_requested_dtype = contextvars.ContextVar("gpushim_warp_requested_dtype", default=None)
+
 # 1.16.0's scalar_short_name, by the name of the Warp scalar type.
 _SHORT_NAMES = {
     "float16": "h", "bfloat16": "bf", "float32": "f", "float64": "d",
@@ -59,9 +75,12 @@ _SHORT_NAMES = {
     "uint8": "ub", "uint16": "us", "uint32": "ui", "uint64": "ul",
 }  # fmt: skip
 
+# How 1.16.0's type_repr spells each kind of composite type, by its _wp_generic_type_str_.
+_COMPOSITES = {"transform_t": "transform", "quat_t": "quat", "vec_t": "vec", "mat_t": "mat"}
 
-def _dlpack_module():
-    """The loaded module that holds Warp's DLPack import, and the code of the function that decides dtypes."""
+
+def _dlpack_import():
+    """The loaded module that holds Warp's DLPack import, the name of the import, and its parameters."""
     import sys
 
     for name in ("warp._src.dlpack", "warp.dlpack"):
@@ -73,30 +92,23 @@ def _dlpack_module():
         raise TargetMismatch(
             "neither warp._src.dlpack nor warp.dlpack defines dtype_from_dlpack and dtype_is_compatible"
         )
-    for caller in ("_unpack_array", "_from_dlpack"):
+    for caller, parameters in _IMPORTS.items():
         code = getattr(namespace.get(caller), "__code__", None)
         if code is not None and {"dtype_from_dlpack", "dtype_is_compatible"} <= set(code.co_names):
-            if "dtype" in code.co_varnames:
-                return module, code
+            parameters.check(namespace[caller])
+            return module, caller, parameters
     raise TargetMismatch(
         f"{name} has no _unpack_array or _from_dlpack that reads dtype_from_dlpack and dtype_is_compatible"
     )
-
-
-# How 1.16.0's type_repr spells each kind of composite type, by its _wp_generic_type_str_.
-_COMPOSITES = {"transform_t": "transform", "quat_t": "quat", "vec_t": "vec", "mat_t": "mat"}
 
 
 @patch.applier
 def _apply(warp, journal):
     import sys
 
-    module, caller_code = _dlpack_module()
+    module, caller, parameters = _dlpack_import()
     types = sys.modules.get(module.__name__.replace("dlpack", "types"))
-    for name in ("scalar_types", "type_repr"):
-        if not hasattr(types, name):
-            raise TargetMismatch(f"{module.__name__.replace('dlpack', 'types')} has no {name}")
-    scalar_types, type_repr = types.scalar_types, types.type_repr
+    scalar_types, type_repr = expect(types, "scalar_types"), expect(types, "type_repr", callable)
     bool_aliases = (warp.bool, warp.int8, warp.uint8)
 
     def type_name(dtype) -> str:
@@ -119,12 +131,16 @@ def _apply(warp, journal):
             return f"mat{shape[0]}{shape[1]}{short}"
         return f"matrix(shape=({shape[0]}, {shape[1]}), dtype={type_name(scalar)})"
 
-    def requested_dtype(scalar):
-        """The ``dtype`` Warp's import was asked for; ``scalar`` when called from elsewhere."""
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code is not caller_code:
-            frame = frame.f_back
-        return scalar if frame is None else frame.f_locals["dtype"]
+    def import_tensor(wrapped, instance, args, kwargs):
+        try:
+            _, dtype = parameters.bind(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
+        token = _requested_dtype.set(dtype)
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            _requested_dtype.reset(token)
 
     def dtype_from_dlpack(wrapped, instance, args, kwargs):
         if len(args) == 1 and not kwargs and args[0].bits == 8 and args[0].type_code.value == KDL_BOOL:
@@ -139,14 +155,16 @@ def _apply(warp, journal):
             return wrapped(dl_dtype, wp_dtype)
         if dl_dtype.bits == 8 and wp_dtype in bool_aliases:
             return True
+        requested = _requested_dtype.get()
         lanes = f"x{dl_dtype.lanes}" if dl_dtype.lanes > 1 else ""
         raise RuntimeError(
             f"Incompatible data types: DLPack bool{dl_dtype.bits}{lanes} "
-            f"and Warp {type_name(requested_dtype(wp_dtype))}"
+            f"and Warp {type_name(wp_dtype if requested is None else requested)}"
         )
 
     journal.wrap(module, "dtype_from_dlpack", dtype_from_dlpack)
     journal.wrap(module, "dtype_is_compatible", dtype_is_compatible)
+    journal.wrap(module, caller, import_tensor)
 
 
 @patch.prober

@@ -1,34 +1,38 @@
 """``wp.empty``/``wp.zeros`` with strides whose largest is not the first allocate too little (Warp 1.x before 1.6.0).
 
-``array._init_new`` sizes a new array with explicit strides as ``shape[0] *
-strides[0]`` bytes.  That is the whole layout only when the first stride is the
-largest; for a column-major ``(2, 3)`` float32 array with strides ``(4, 8)`` it
-allocates 8 bytes where the layout spans 24, and every kernel, ``fill_`` or
-``numpy()`` that touches the last column reads or writes past the allocation: a
-heap overflow, without an error (NVIDIA/warp GH-404).  The rule is in every 1.x
-release before 1.6.0; running 1.0.0 and 1.5.1 gives ``capacity == 8``, 1.6.0
-gives 24.  NVIDIA/warp@b8de812d6 (``git tag --contains``: v1.6.0 first) sizes
-the allocation by the dimension with the largest stride, and gives an array
-whose strides are all zero one element of storage.
+What breaks.  ``array._init_new`` sizes a new array with explicit strides as
+``shape[0] * strides[0]`` bytes.  That is the whole layout only when the first
+stride is the largest; for a column-major ``(2, 3)`` float32 array with
+strides ``(4, 8)`` it allocates 8 bytes where the layout spans 24, and every
+kernel, ``fill_`` or ``numpy()`` that touches the last column reads or writes
+past the allocation: a heap overflow, without an error.  The rule is in every
+1.x release before 1.6.0.
 
-The wrapper lets ``_init_new`` run as released, then computes the capacity the
-fixed rule asks for.  Where the two differ, which is only where some later
-stride is larger than the first or all strides are zero, it hands the released
-allocation back to the array's own deleter and allocates the fixed capacity
-from the same allocator, so the array's pointer, capacity and deleter agree as
-they do in 1.6.0.  Arrays without explicit strides, and those whose first
-stride is the largest, keep the released allocation untouched.  Nothing here
-is compiled into kernels; Warp's module hashes and kernel cache are unaffected.
+Fixed upstream.  NVIDIA/warp GH-404, fixed by NVIDIA/warp@b8de812d6 (``git
+tag --contains``: v1.6.0 first), which sizes the allocation by the dimension
+with the largest stride, and gives an array whose strides are all zero one
+element of storage.  Running 1.0.0 and 1.5.1 gives ``capacity == 8``, 1.6.0
+gives 24.
 
-Not backported: 1.6.0's new tests.
+How the fix works.  The wrapper lets ``_init_new`` run as released, then
+computes the capacity the fixed rule asks for.  Where the two differ, which is
+only where some later stride is larger than the first or all strides are
+zero, it hands the released allocation back to the array's own deleter and
+allocates the fixed capacity from the same allocator, so the array's pointer,
+capacity and deleter agree as they do in 1.6.0.  Arrays without explicit
+strides, and those whose first stride is the largest, keep the released
+allocation untouched.  Nothing here is compiled into kernels; Warp's module
+hashes and kernel cache are unaffected.
 
-The probe allocates that column-major ``(2, 3)`` float32 array, which must have
-a capacity of 24 bytes.
+Not backported.  1.6.0's new tests.
+
+The probe.  That column-major ``(2, 3)`` float32 array, which must have a
+capacity of 24 bytes.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="warp.strided_capacity",
@@ -39,7 +43,7 @@ patch = Patch(
     summary="wp.empty/wp.zeros with strides whose largest is not the first allocate shape[0] * strides[0] bytes.",
 )
 
-_PARAMETERS = ("self", "dtype", "shape", "strides", "device", "pinned")
+_INIT_NEW = Parameters("dtype", "shape", "strides", "device", "pinned")  # after self
 
 
 def _fixed_capacity(shape, strides, dtype_size):
@@ -50,14 +54,9 @@ def _fixed_capacity(shape, strides, dtype_size):
     return dtype_size
 
 
-def _bind(dtype, shape, strides, device, pinned):
-    """``_init_new``'s arguments after ``self``, bound as it binds them."""
-    return strides, pinned
-
-
 def _init_new(wrapped, instance, args, kwargs):
     result = wrapped(*args, **kwargs)
-    strides, pinned = _bind(*args, **kwargs)
+    dtype, shape, strides, device, pinned = _INIT_NEW.bind(*args, **kwargs)
     if strides is None:
         return result
     from warp.types import type_size_in_bytes
@@ -75,16 +74,8 @@ def _init_new(wrapped, instance, args, kwargs):
 
 @patch.applier
 def _apply(warp, journal):
-    import inspect
-
-    from gpushim import TargetMismatch
-
-    array = getattr(getattr(warp, "types", None), "array", None)
-    if not isinstance(array, type) or not callable(vars(array).get("_init_new")):
-        raise TargetMismatch("warp.types.array defines no _init_new")
-    parameters = tuple(inspect.signature(vars(array)["_init_new"]).parameters)
-    if parameters != _PARAMETERS:
-        raise TargetMismatch(f"warp.types.array._init_new takes {parameters}, expected {_PARAMETERS}")
+    array = expect(warp, "types.array", type)
+    _INIT_NEW.check(expect(array, "_init_new", callable, own=True), method=True)
     journal.wrap(array, "_init_new", _init_new)
 
 

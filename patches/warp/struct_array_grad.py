@@ -1,34 +1,37 @@
 """A struct keeps an array assigned to it alive, but not the array's ``grad`` (Warp 1.x before 1.7.2).
 
-``StructInstance.__setattr__`` copies an array's ``array_t`` into the struct's
-ctype, gradient pointer included, and keeps the array itself as the Python
-attribute.  The gradient is owned only by ``array.grad``: once the user sets
-``s.a.requires_grad = False`` or replaces ``s.a.grad``, the gradient array is
-freed while the struct's ctype still points at it, and the next backward launch
-over the struct writes into freed memory without an error (NVIDIA/warp GH-720;
-``warp.sim`` hits it).  Every 1.x release before 1.7.2 has it: running 1.0.0
-and 1.7.1 shows the gradient collected, 1.7.2 keeps it.
-NVIDIA/warp@d9c4f3f2c (``git tag --contains``: v1.7.2 first) has the struct
-instance hold the gradient in a private attribute ``_<field>_grad`` whenever an
-array is assigned to an array field.
+What breaks.  ``StructInstance.__setattr__`` copies an array's ``array_t``
+into the struct's ctype, gradient pointer included, and keeps the array
+itself as the Python attribute.  The gradient is owned only by
+``array.grad``: once the user sets ``s.a.requires_grad = False`` or replaces
+``s.a.grad``, the gradient array is freed while the struct's ctype still
+points at it, and the next backward launch over the struct writes into freed
+memory without an error (``warp.sim`` hits it).  Every 1.x release before
+1.7.2 has it.
 
-The wrapper lets ``__setattr__`` run as released (its checks and messages
-included) and then, where the field is an array field and the value an array,
-stores ``value.grad`` under the same private attribute name 1.7.2 uses, so
-code that looks for it finds it.  Assigning ``None`` leaves an earlier
-gradient in place, as in 1.7.2.  Nothing here is compiled into kernels;
-Warp's module hashes and kernel cache are unaffected.
+Fixed upstream.  NVIDIA/warp GH-720, fixed by NVIDIA/warp@d9c4f3f2c (``git
+tag --contains``: v1.7.2 first), which has the struct instance hold the
+gradient in a private attribute ``_<field>_grad`` whenever an array is
+assigned to an array field.  Running 1.0.0 and 1.7.1 shows the gradient
+collected, 1.7.2 keeps it.
 
-Not backported: 1.7.2's note in docs/limitations.rst and its tests.
+How the fix works.  The wrapper lets ``__setattr__`` run as released (its
+checks and messages included) and then, where the field is an array field and
+the value an array, stores ``value.grad`` under the same private attribute
+name 1.7.2 uses, so code that looks for it finds it.  Assigning ``None``
+leaves an earlier gradient in place, as in 1.7.2.  Nothing here is compiled
+into kernels; Warp's module hashes and kernel cache are unaffected.
 
-The probe assigns an array with ``requires_grad=True`` to a struct field, turns
-``requires_grad`` off, and checks that the gradient the struct's ctype points
-at has not been collected.
+Not backported.  1.7.2's note in docs/limitations.rst and its tests.
+
+The probe.  An array with ``requires_grad=True`` assigned to a struct field,
+then ``requires_grad`` turned off: the gradient the struct's ctype points at
+must not have been collected.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="warp.struct_array_grad",
@@ -40,30 +43,18 @@ patch = Patch(
 )
 
 
-def _bind(name, value):
-    """``__setattr__``'s arguments after ``self``, bound as it binds them."""
-    return name, value
+_SETATTR = Parameters("name", "value")  # after self
 
 
 @patch.applier
 def _apply(warp, journal):
-    import inspect
-
-    from gpushim import TargetMismatch
-
-    struct_instance = getattr(getattr(warp, "codegen", None), "StructInstance", None)
-    if not isinstance(struct_instance, type) or "__setattr__" not in vars(struct_instance):
-        raise TargetMismatch("warp.codegen.StructInstance defines no __setattr__")
-    parameters = tuple(inspect.signature(vars(struct_instance)["__setattr__"]).parameters)
-    if parameters != ("self", "name", "value"):
-        raise TargetMismatch(f"StructInstance.__setattr__ takes {parameters}, expected ('self', 'name', 'value')")
-    array = getattr(getattr(warp, "types", None), "array", None)
-    if not isinstance(array, type):
-        raise TargetMismatch("warp.types.array is not a class")
+    struct_instance = expect(warp, "codegen.StructInstance", type)
+    _SETATTR.check(expect(struct_instance, "__setattr__", callable, own=True), method=True)
+    array = expect(warp, "types.array", type)
 
     def setattr_keeping_grad(wrapped, struct, args, kwargs):
         result = wrapped(*args, **kwargs)
-        name, value = _bind(*args, **kwargs)
+        name, value = _SETATTR.bind(*args, **kwargs)
         if value is not None and isinstance(struct._cls.vars[name].type, array):
             object.__setattr__(struct, f"_{name}_grad", value.grad)
         return result

@@ -1,43 +1,48 @@
 """``TiledDot`` sums stale scratch past the valid length in its later passes (Warp 1.9.0 to 1.10.1).
 
-The iterative solvers of ``warp.optim.linear`` (``cg``, ``cr``, ``bicgstab``,
-``gmres``) take their dot products with ``TiledDot``: a first pass reduces each
-tile of 512 products to one partial sum in a scratch array as wide as the
-longest vector's block count, and every further pass reduces tiles of those
-partial sums, ping-ponging between the two halves of the scratch.  Each later
-pass loads its input through the full width of the scratch, so a tile load
-that should be zero-padded past the previous pass's output reads whatever the
-scratch held there instead: uninitialised memory, or partial sums of an
-earlier pass.  The solvers make the scratch for their own vectors, so where one
-later pass suffices (up to 512 x 512 = 262,144 elements) the load ends at the
-scratch's edge and pads correctly; longer vectors get wrong dot products and
-the solvers wrong or NaN iterates, without an error.  ``TiledDot`` first
-ships in 1.9.0 (1.8.1 has none) and its code is the same through 1.10.1
-(``warp/optim/linear.py``, then ``warp/_src/optim/linear.py``).
-NVIDIA/warp@278197355 (``git tag --contains``: v1.11.0 first) hands each later
-pass a view of its input cut to the valid length, so the tile load pads with
-zeros.
+What breaks.  The iterative solvers of ``warp.optim.linear`` (``cg``,
+``cr``, ``bicgstab``, ``gmres``) take their dot products with ``TiledDot``: a
+first pass reduces each tile of 512 products to one partial sum in a scratch
+array as wide as the longest vector's block count, and every further pass
+reduces tiles of those partial sums, ping-ponging between the two halves of
+the scratch.  Each later pass loads its input through the full width of the
+scratch, so a tile load that should be zero-padded past the previous pass's
+output reads whatever the scratch held there instead: uninitialised memory,
+or partial sums of an earlier pass.  The solvers make the scratch for their
+own vectors, so where one later pass suffices (up to 512 x 512 = 262,144
+elements) the load ends at the scratch's edge and pads correctly; longer
+vectors get wrong dot products and the solvers wrong or NaN iterates, without
+an error.  ``TiledDot`` first ships in 1.9.0 (1.8.1 has none) and its code is
+the same through 1.10.1 (``warp/optim/linear.py``, then
+``warp/_src/optim/linear.py``).
 
-The fix is in the launch, not in the kernels: the wrapper runs ``compute``'s
-launches itself, the same recorded ``dot_launch`` and ``sum_launch`` over the
-same scratch views, dims and rounds as released, with each later pass's input
-cut to the previous pass's output length as in 1.11.0.  A view of a 2-d array
-is still a 2-d array of the same dtype, so the same compiled kernel runs: no
-kernel source changes, Warp's module hash is the same patched and unpatched,
-and a kernel cache directory shared between patched and unpatched processes
-holds one build that serves both.  ``TiledDot`` objects made before the patch
-was applied are fixed too, since ``compute`` is looked up on the class.
+Fixed upstream.  NVIDIA/warp@278197355 (``git tag --contains``: v1.11.0
+first; in its changelog as the zero-padding of tiled reductions) hands each
+later pass a view of its input cut to the valid length, so the tile load pads
+with zeros.
 
-Not backported: nothing; the fix commit's only other change is its changelog line.
+How the fix works.  The fix is in the launch, not in the kernels: the wrapper
+runs ``compute``'s launches itself, the same recorded ``dot_launch`` and
+``sum_launch`` over the same scratch views, dims and rounds as released, with
+each later pass's input cut to the previous pass's output length as in
+1.11.0.  A view of a 2-d array is still a 2-d array of the same dtype, so the
+same compiled kernel runs: no kernel source changes, Warp's module hash is
+the same patched and unpatched, and a kernel cache directory shared between
+patched and unpatched processes holds one build that serves both.
+``TiledDot`` objects made before the patch was applied are fixed too, since
+``compute`` is looked up on the class.
 
-The probe takes the dot product of two vectors of 307,207 ones with scratch
-first filled with 1000, which must give 307,207; releases without ``TiledDot``
-have nothing to show.
+Not backported.  Nothing; the fix commit's only other change is its
+changelog line.
+
+The probe.  The dot product of two vectors of 307,207 ones with scratch first
+filled with 1000, which must give 307,207; releases without ``TiledDot`` have
+nothing to show.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Parameters, Patch, TargetMismatch, expect
 
 patch = Patch(
     id="warp.tiled_dot_padding",
@@ -53,9 +58,7 @@ patch = Patch(
 _NAMES = ("_as_scalar_array", "dot_launch", "sum_launch", "partial_sums_a", "partial_sums_b", "rounds", "tile_size")
 
 
-def _bind(a, b, col_offset=0):
-    """``compute``'s arguments after ``self``, bound as it binds them."""
-    return a, b, col_offset
+_COMPUTE = Parameters("a", "b", col_offset=0)  # after self
 
 
 def _as_rows(array):
@@ -64,19 +67,13 @@ def _as_rows(array):
 
 @patch.applier
 def _apply(linear, journal):
-    import inspect
     import sys
+    import types
 
-    from gpushim import TargetMismatch
-
-    source = sys.modules.get(getattr(getattr(linear, "cg", None), "__module__", None))
-    tiled_dot = getattr(source, "TiledDot", None)
-    compute = vars(tiled_dot).get("compute") if isinstance(tiled_dot, type) else None
-    if not inspect.isfunction(compute):
-        raise TargetMismatch("warp.optim.linear has no TiledDot.compute")
-    parameters = tuple(inspect.signature(compute).parameters)
-    if parameters != ("self", "a", "b", "col_offset"):
-        raise TargetMismatch(f"TiledDot.compute takes {parameters}, expected ('self', 'a', 'b', 'col_offset')")
+    source = sys.modules.get(expect(linear, "cg.__module__", str))
+    tiled_dot = expect(source, "TiledDot", type)
+    compute = expect(tiled_dot, "compute", types.FunctionType, own=True)
+    _COMPUTE.check(compute, method=True)
     missing = [name for name in _NAMES if name not in compute.__code__.co_names]
     as_scalar_array = getattr(source, "_as_scalar_array", None)
     if missing or not callable(as_scalar_array):
@@ -84,7 +81,7 @@ def _apply(linear, journal):
 
     def compute_padded(wrapped, instance, args, kwargs):
         try:
-            a, b, col_offset = _bind(*args, **kwargs)
+            a, b, col_offset = _COMPUTE.bind(*args, **kwargs)
         except TypeError:
             return wrapped(*args, **kwargs)  # a call Warp itself rejects, with its own message
         a = _as_rows(as_scalar_array(a))

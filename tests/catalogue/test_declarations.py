@@ -56,19 +56,6 @@ NOT_YET_ON_THE_TEMPLATE = {
     "cupy.random_seed_numpy2",
     "dali.cai_stream_none",
     "dali.iterator_drop_reset",
-    "warp.array_copy_false_reference",
-    "warp.array_int32_shape",
-    "warp.augassign_mul_div",
-    "warp.bsr_from_triplets_prune",
-    "warp.bsr_get_diag_out",
-    "warp.cai_missing_strides",
-    "warp.closure_shadowed_by_global",
-    "warp.empty_slice",
-    "warp.from_dlpack_bool",
-    "warp.strided_capacity",
-    "warp.struct_array_grad",
-    "warp.tape_zero_nested_struct",
-    "warp.tiled_dot_padding",
 }
 
 
