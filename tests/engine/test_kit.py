@@ -134,7 +134,7 @@ def test_check_reads_the_signature_cython_embeds_in_a_docstring():
         Parameters("obj", dtype=None, copy=False, order="K", ndmin=0).check(CythonFunction())
 
 
-@pytest.mark.parametrize("names", [("self", "a"), ("a", "a"), ("a-b",)])
+@pytest.mark.parametrize("names", [("self", "a"), ("a", "a"), ("a-b",), ("lambda",)])
 def test_parameters_refuse_names_that_cannot_be_bound(names):
     with pytest.raises(ValueError):
         Parameters(*names)
