@@ -1,8 +1,5 @@
 """``cupyx.scipy.linalg.expm`` uses a wrong Padé approximant and silently loses accuracy.
 
-Who: CuPy 13.0.0 to 13.4.1 (12.x has no ``expm``), every NumPy.
-Upstream: cupy/cupy#9138, fixed by cupy/cupy#9142 (v13 backport #9144) in 13.5.0.
-
 What breaks.  ``expm`` scales A, forms A2 = A @ A, A4 and A6, and hands them
 with the identity E and the 14 coefficients b of Higham's [13/13] Padé
 approximant to the fused function ``cupyx.scipy.linalg._matfuncs._expm_inner``,
@@ -12,16 +9,20 @@ V1 must be ``b[12]*A6 + b[10]*A4 + b[8]*A2``; the released body writes
 ``b[8]*A``.  Nothing raises, and every result is off, more so as the norm of A
 grows: the exponential of [[0, 5], [-5, 0]] is off by 1e-4 where 13.5.0 is
 exact to 2e-16, and over the test corpus in float64 the worst error relative
-to SciPy is 3e-5 against 4e-13.  13.5.0 passes ``(E, A2, A4, A6, b)`` and
-reads A2 there.
+to SciPy is 3e-5 against 4e-13.  CuPy 13.0.0 to 13.4.1 do this (12.x has no
+``expm``), with every NumPy.
 
-How.  ``_matfuncs`` is imported with ``cupyx.scipy.linalg``, which CuPy does
-not import itself, so the patch names it as its ``module`` and applies when
-the user imports it.  ``_expm_inner``, which ``expm`` looks up among its
-module's globals at each call, is wrapped: a call with the release's
-arguments ``(E, A, A2, A4, A6, b)`` goes to a new fused function taking
-13.5.0's ``(E, A2, A4, A6, b)``, whose body is the release's own body handed
-A2 in the place of A.
+Fixed upstream.  cupy/cupy#9138, fixed by cupy/cupy#9142 (v13 backport
+#9144) in 13.5.0, which passes ``(E, A2, A4, A6, b)`` and reads A2 there.
+
+How the fix works.  ``_matfuncs`` is imported with ``cupyx.scipy.linalg``,
+which CuPy does not import itself, so the patch names it as its ``module`` and
+applies when the user imports it.  ``_expm_inner``, which ``expm`` looks up
+among its module's globals at each call, is wrapped: a call with the
+release's arguments ``(E, A, A2, A4, A6, b)``, bound as the release binds
+them, goes to a new fused function taking 13.5.0's ``(E, A2, A4, A6, b)``,
+whose body is the release's own body handed A2 in the place of A; a call
+that does not bind goes to the release's function, which rejects it.
 
 Why this is exact.  The released body reads A only in ``b[8]*A``, so handed
 A2 there it is 13.5.0's formula, term by term in the same order; the body is
@@ -40,8 +41,8 @@ computed anyway).  13.0.0's ``expm`` also lacks the dtype handling of
 cupy/cupy#8206 (in 13.1.0), so there only float64 inputs give 13.5.0's
 results; that is another fix.
 
-The probe runs the release's own ``expm`` code, the fused function included,
-on NumPy arrays: its module's ``cupy`` is read as NumPy, and CuPy runs a
+The probe.  The release's own ``expm`` code, the fused function included,
+run on NumPy arrays: its module's ``cupy`` is read as NumPy, and CuPy runs a
 fused function's Python body itself when no argument is a CuPy array.  So
 nothing runs on a GPU and no device memory is touched; importing
 ``cupyx.scipy.linalg`` needs libcublas all the same, which on a machine
@@ -50,7 +51,7 @@ without a CUDA toolkit the ``nvidia-cublas-cu12`` wheel can provide.
 
 from __future__ import annotations
 
-from gpushim import Patch, ProbeCannotRun, TargetMismatch
+from gpushim import Parameters, Patch, ProbeCannotRun, expect
 
 MODULE = "cupyx.scipy.linalg._matfuncs"
 
@@ -66,7 +67,7 @@ patch = Patch(
 
 
 # The parameters of the released _expm_inner, whose body reads A only in b[8]*A.
-_PARAMETERS = ("E", "A", "A2", "A4", "A6", "b")
+_EXPM_INNER = Parameters("E", "A", "A2", "A4", "A6", "b")
 
 
 def _fixed_terms(cupy, released):
@@ -79,26 +80,19 @@ def _fixed_terms(cupy, released):
     return cupy.fuse(kernel_name=released.name)(_expm_inner)
 
 
-def _without_a(fixed, E, A, A2, A4, A6, b):
-    """The release's call, by its parameters, passed on as 13.5.0 makes it."""
-    return fixed(E, A2, A4, A6, b)
-
-
 @patch.applier
 def _apply(matfuncs, journal):
-    import inspect
-
-    released = getattr(matfuncs, "_expm_inner", None)
-    body = getattr(released, "func", None)
-    if not callable(body) or not isinstance(getattr(released, "name", None), str):
-        raise TargetMismatch(f"{MODULE}._expm_inner is not a cupy.fuse function")
-    parameters = tuple(inspect.signature(body).parameters)
-    if parameters != _PARAMETERS:
-        raise TargetMismatch(f"{MODULE}._expm_inner takes {parameters}, expected {_PARAMETERS}")
+    released = expect(matfuncs, "_expm_inner")
+    expect(released, "name", str)  # a cupy.fuse function, named for its kernel
+    _EXPM_INNER.check(expect(released, "func", callable))
     fixed = _fixed_terms(matfuncs.cupy, released)
 
     def expm_inner(wrapped, instance, args, kwargs):
-        return _without_a(fixed, *args, **kwargs)
+        try:
+            E, A, A2, A4, A6, b = _EXPM_INNER.bind(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # a call CuPy itself rejects, with its own message
+        return fixed(E, A2, A4, A6, b)
 
     journal.wrap(matfuncs, "_expm_inner", expm_inner)
 

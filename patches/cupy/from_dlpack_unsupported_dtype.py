@@ -1,9 +1,5 @@
 """``cupy.from_dlpack`` frees a DLPack tensor twice, and so crashes, on every dtype it rejects.
 
-Who: CuPy 12.0.0 to 13.3.0 (the conversion code is the same in all of them).
-Upstream: cupy/cupy#8801 (``from_dlpack`` of a torch bfloat16 tensor segfaults), fixed in
-13.4.0 by cupy/cupy#8683, which implemented DLPack v1 and with it the right order below.
-
 What breaks.  The conversion (``cupy._core.dlpack._dlpack_to_cupy_array``) first wraps the
 ``DLManagedTensor`` in an owner (``DLPackMemory``) whose destructor calls the tensor's deleter,
 then checks the dtype, and renames the capsule to ``used_dltensor`` only once every check has
@@ -12,24 +8,30 @@ passed.  When a check raises, the owner dies and frees the tensor; the capsule s
 the owner exists takes that road: bfloat16 (``NotImplementedError``), vector lanes
 (``ValueError``), any other code or width (``TypeError``), a ``kDLCUDAManaged`` pointer the CUDA
 runtime refuses, a ``byte_offset`` of 2**63 or more (``OverflowError``) and a NULL ``data``
-with a non-zero ``byte_offset`` (``AssertionError``).  13.4.0 renames the capsule as it takes
-the tensor, before any check, and raises the same exceptions: the owner frees it, once.
+with a non-zero ``byte_offset`` (``AssertionError``).  CuPy 12.0.0 to 13.3.0 do this (the
+conversion code is the same in all of them).
 
-How.  The patch lets CuPy convert and, when CuPy raises after taking the tensor, renames the
-capsule ``used_dltensor`` itself, as 13.4.0 would have, before the exception reaches the
-caller.  Renaming touches the capsule object only, never the freed tensor; the producer's
+Fixed upstream.  cupy/cupy#8801 (``from_dlpack`` of a torch bfloat16 tensor segfaults), fixed
+in 13.4.0 by cupy/cupy#8683, which implemented DLPack v1 and with it the right order: 13.4.0
+renames the capsule as it takes the tensor, before any check, and raises the same exceptions:
+the owner frees it, once.
+
+How the fix works.  The patch lets CuPy convert and, when CuPy raises after taking the tensor,
+renames the capsule ``used_dltensor`` itself, as 13.4.0 would have, before the exception reaches
+the caller.  Renaming touches the capsule object only, never the freed tensor; the producer's
 destructor then leaves the tensor alone.  CuPy took the tensor exactly when its traceback
 runs through ``_dlpack_to_cupy_array`` and the error is not the one ``DLPackMemory`` raises
 before taking it (a device CuPy is not built for: a plain ``RuntimeError``; a capsule already
 used fails the name check below); were a traceback ever to read otherwise, the patch would
-leave the capsule as CuPy left it rather than guess.  A capsule passed directly is the caller's own argument; for
-any other object, CuPy gets a stand-in whose ``__dlpack_device__`` reads the object's own and
-whose ``__dlpack__`` passes CuPy's arguments through and keeps the capsule it returns, which CuPy
-would otherwise drop, and its producer free, while raising.  So CuPy itself still asks whether
-there is a ``__dlpack_device__``, as these releases do: built with Cython 0.29 (setup.py:
-``Cython>=0.29.22,<3``; 13.4.0 moved to Cython 3), their ``hasattr`` takes any exception raised
-reading it (a property that raises, even ``KeyboardInterrupt``) for "no such attribute", where
-Python's ``hasattr`` would propagate it; the producer's attribute is read as often as unpatched.
+leave the capsule as CuPy left it rather than guess.  A capsule passed directly is the caller's
+own argument; for any other object, CuPy gets a stand-in whose ``__dlpack_device__`` reads the
+object's own and whose ``__dlpack__`` passes CuPy's arguments through and keeps the capsule it
+returns, which CuPy would otherwise drop, and its producer free, while raising.  So CuPy itself
+still asks whether there is a ``__dlpack_device__``, as these releases do: built with Cython
+0.29 (setup.py: ``Cython>=0.29.22,<3``; 13.4.0 moved to Cython 3), their ``hasattr`` takes any
+exception raised reading it (a property that raises, even ``KeyboardInterrupt``) for "no such
+attribute", where Python's ``hasattr`` would propagate it; the producer's attribute is read as
+often as unpatched.
 
 Why this is exact.  Results and exceptions are CuPy's own: nothing is checked, converted or
 raised in CuPy's place, and 13.4.0 raises the same types and messages for these tensors
@@ -37,13 +39,19 @@ raised in CuPy's place, and 13.4.0 raises the same types and messages for these 
 capsule ends up consumed, as in 13.4.0; one CuPy refuses before taking it stays with its
 producer (13.4.0 also consumes a capsule on a foreign device; both free it once).  Accepted
 tensors are converted by CuPy untouched, zero copy, and on that path the patch only passes
-the call on.  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned`` capsules,
-``max_version`` and ``copy``), is a feature and is not backported.
+the call on.
+
+Not backported.  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned`` capsules,
+``max_version`` and ``copy``), is a feature.
+
+The probe.  ``cupy.from_dlpack`` is handed a bfloat16 capsule on a CUDA device whose deleter
+frees nothing and counts; its data is a made-up address, never touched, or where a device is
+present real device memory.  The tensor must be freed once.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="cupy.from_dlpack_unsupported_dtype",
@@ -95,16 +103,8 @@ class CapsuleKeeper:
         return self.capsule
 
 
-_MISSING = object()
-
-
-def _sole_argument(args: tuple, kwargs: dict, name: str):
-    """The one argument of a call ``f(x)`` or ``f(name=x)``; _MISSING for any other call."""
-    if len(args) == 1 and not kwargs:
-        return args[0]
-    if not args and len(kwargs) == 1:
-        return kwargs.get(name, _MISSING)
-    return _MISSING
+_FROM_DLPACK = Parameters("array")
+_FROM_DLPACK_DEPRECATED = Parameters("dltensor")  # fromDlpack
 
 
 @patch.applier
@@ -114,8 +114,7 @@ def _apply(cupy, journal):
 
     from cupy._core import dlpack
 
-    if not callable(getattr(dlpack, "DLPackMemory", None)):
-        raise TargetMismatch("cupy._core.dlpack has no DLPackMemory: not the conversion this patch knows")
+    expect(dlpack, "DLPackMemory", callable)  # the owner of the conversion this patch knows
     # An own handle: argtypes set on ctypes.pythonapi would be shared with every other user.
     api = ctypes.PyDLL(None)
     is_valid, set_name = api.PyCapsule_IsValid, api.PyCapsule_SetName
@@ -131,8 +130,11 @@ def _apply(cupy, journal):
             set_name(capsule, USED_NAME)
 
     def from_dlpack(wrapped, instance, args, kwargs):
-        array = args[0] if len(args) == 1 and not kwargs else _sole_argument(args, kwargs, "array")
-        if array is not _MISSING and type(array) is not capsule_type:
+        try:
+            (array,) = _FROM_DLPACK.bind(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # CuPy refuses the call before it takes any tensor
+        if type(array) is not capsule_type:
             keeper = CapsuleKeeper(array)
             try:
                 return wrapped(keeper)
@@ -154,7 +156,10 @@ def _apply(cupy, journal):
         Warned from here rather than by CuPy under this wrapper, so that the warning names
         the caller's line, as CuPy's own does.
         """
-        dltensor = _sole_argument(args, kwargs, "dltensor")
+        try:
+            (dltensor,) = _FROM_DLPACK_DEPRECATED.bind(*args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)  # CuPy refuses the call before it takes any tensor
         if type(dltensor) is not capsule_type:
             return wrapped(*args, **kwargs)  # CuPy refuses these before it takes any tensor
         warnings.warn("This function is deprecated in favor of cupy.from_dlpack", DeprecationWarning, stacklevel=2)

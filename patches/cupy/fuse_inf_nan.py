@@ -1,8 +1,5 @@
 """``cupy.fuse`` writes ``inf`` and ``nan`` constants as bare identifiers that CUDA does not know.
 
-Who: CuPy 12.x and 13.x before 13.4.1, every NumPy.
-Upstream: cupy/cupy#9005, fixed by cupy/cupy#9034 (backported as #9043 and #9044) in 13.4.1.
-
 What breaks.  When ``cupy.fuse``'s older code generator gives up (it cannot
 index with ``newaxis``, as in ``cupy.where(mask[:, cupy.newaxis], cupy.inf,
 points)``; under NumPy 2 it also gives up on any Python scalar constant, see
@@ -10,28 +7,37 @@ points)``; under NumPy 2 it also gives up on any Python scalar constant, see
 each constant with the ``var_name`` property of
 ``cupy._core._fusion_variable._TraceScalar``, which used ``str()``: the CUDA
 source gets ``double v2 = inf;`` and nvrtc stops with ``identifier "inf" is
-undefined``.  13.4.1 writes constants with
-``cupy._core._scalar._get_cuda_scalar_repr`` (``CUDART_INF``, ``-CUDART_INF_F``,
-``CUDART_NAN``, ``1ll``, ``thrust::complex<double>(...)``), the function the
-older generator has used since 12.0.
+undefined``.  CuPy 12.x and 13.x before 13.4.1 do this, with every NumPy.
 
-How.  ``_TraceScalar`` is a Python class, so its ``var_name`` property is
-replaced by one that keeps the release's own getter for non-constant scalars
-(kernel parameters, ``a<id>``) and returns
-``_get_cuda_scalar_repr(const_value, dtype)`` for constants.
+Fixed upstream.  cupy/cupy#9005, fixed by cupy/cupy#9034 (backported as
+#9043 and #9044) in 13.4.1, which writes constants with
+``cupy._core._scalar._get_cuda_scalar_repr`` (``CUDART_INF``,
+``-CUDART_INF_F``, ``CUDART_NAN``, ``1ll``, ``thrust::complex<double>(...)``),
+the function the older generator has used since 12.0.
+
+How the fix works.  ``_TraceScalar`` is a Python class, so its ``var_name``
+property is replaced through the journal's ``wrap_property`` by one that
+keeps the release's own getter for non-constant scalars (kernel parameters,
+``a<id>``) and returns ``_get_cuda_scalar_repr(const_value, dtype)`` for
+constants.
 
 Why this is exact.  That is 13.4.1's whole ``var_name``: the ``a<id>`` branch
 is unchanged there, and the constant branch is the one call above, to a
 ``cpdef`` function of ``cupy._core._scalar`` whose source is the same in
 13.2.0 to 13.4.1 and which this patch calls through its Python entry point.
-13.4.1 changed nothing else in ``_fusion_variable``.  Like 13.4.1, complex
-constants keep ``str()`` of their parts, so a complex inf or nan is still
-written bare; that is the fixed release's behaviour, kept on purpose.
+13.4.1 changed nothing else in ``_fusion_variable``.
+
+Not backported.  Nothing: like 13.4.1, complex constants keep ``str()`` of
+their parts, so a complex inf or nan is still written bare; that is the fixed
+release's behaviour, kept on purpose.
+
+The probe.  The seed of cupy/cupy#9005 traced with the second code generator,
+never compiled: the CUDA source must hold no bare ``inf`` or ``nan``.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Patch, expect
 from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
@@ -48,38 +54,15 @@ patch = Patch(
 def _apply(cupy, journal):
     from cupy._core import _fusion_variable, _scalar
 
-    scalar = _fusion_variable._TraceScalar
-    released = vars(scalar).get("var_name")
-    if not isinstance(released, property) or released.fget is None:
-        raise TargetMismatch("cupy._core._fusion_variable._TraceScalar.var_name is not a property")
-    cuda_scalar_repr = getattr(_scalar, "_get_cuda_scalar_repr", None)
-    if not callable(cuda_scalar_repr):
-        raise TargetMismatch("cupy._core._scalar._get_cuda_scalar_repr is missing")
-    released_name = released.fget
+    cuda_scalar_repr = expect(_scalar, "_get_cuda_scalar_repr", callable)
 
-    def var_name(self):
-        if self.const_value is None:
-            return released_name(self)
-        return cuda_scalar_repr(self.const_value, self.dtype)
+    def var_name(released, scalar):
+        if scalar.const_value is None:
+            return released(scalar)
+        return cuda_scalar_repr(scalar.const_value, scalar.dtype)
 
-    var_name.__qualname__ = f"{scalar.__qualname__}.var_name"
-    patched = _PatchedProperty(var_name)
-    patched.__doc__ = f"CUDA name of the scalar (patched by {patch.id})"  # before 3.12 a subclass drops doc=
-    patched.__wrapped__ = released
-    journal.replace(scalar, "var_name", patched)
-
-
-class _PatchedProperty(property):
-    """A property that keeps the one it replaced as ``__wrapped__``, as every replacement does.
-
-    It copies to itself, as :mod:`copy` copies a property.
-    """
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
+    doc = f"CUDA name of the scalar (patched by {patch.id})"
+    journal.wrap_property(expect(_fusion_variable, "_TraceScalar", type), "var_name", var_name, doc)
 
 
 @patch.prober

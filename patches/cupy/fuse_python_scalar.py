@@ -1,8 +1,5 @@
 """``cupy.fuse`` cannot fuse a function that mixes a Python scalar constant with arrays under NumPy 2.
 
-Who: CuPy 13.2.0 to 13.4.0 with NumPy >= 2 (13.0 and 13.1 do not run on NumPy 2).
-Upstream: cupy/cupy#8536, fixed by cupy/cupy#9012 (hot-fix backport #9016) in 13.4.1.
-
 What breaks.  ``cupy.fuse`` first traces a function with its older code
 generator, ``cupy._core.fusion``.  To choose a ufunc loop,
 ``_FusionHistory.call_ufunc`` runs a closure (``can_cast1``) which, for a
@@ -12,15 +9,20 @@ value is the Python int/float/complex/bool itself, and NumPy 2 refuses Python
 scalars in ``can_cast`` (NEP 50) with a TypeError.  ``cupy.fuse`` then falls
 back for good to its newer generator, ``cupy._core.new_fusion``: a different
 kernel, and on these releases one that writes ``inf``/``nan`` constants as
-bare identifiers (see ``cupy.fuse_inf_nan``).  13.4.1 asks instead whether
-the scalar would promote the loop's dtype:
-``numpy.result_type(value, loop_dtype) != loop_dtype`` means "no".
+bare identifiers (see ``cupy.fuse_inf_nan``).  CuPy 13.2.0 to 13.4.0 do this
+with NumPy >= 2 (13.0 and 13.1 do not run on NumPy 2).
 
-How.  The closure cannot be reached, but it reads ``numpy`` from the module
-globals of ``cupy._core.fusion`` at each call.  This patch binds that one
-global to :class:`_NumPyForFusion`, which hands out NumPy's own objects for
-every attribute except ``can_cast``; its ``can_cast`` answers 13.4.1's
-question for a scalar *value* and is NumPy's ``can_cast`` for anything else.
+Fixed upstream.  cupy/cupy#8536, fixed by cupy/cupy#9012 (hot-fix backport
+#9016) in 13.4.1, which asks instead whether the scalar would promote the
+loop's dtype: ``numpy.result_type(value, loop_dtype) != loop_dtype`` means
+"no".
+
+How the fix works.  The closure cannot be reached, but it reads ``numpy``
+from the module globals of ``cupy._core.fusion`` at each call.  This patch
+binds that one global to :class:`_NumPyForFusion`, which hands out NumPy's
+own objects for every attribute except ``can_cast``; its ``can_cast`` answers
+13.4.1's question for a scalar *value* and is NumPy's ``can_cast`` for
+anything else.
 
 Why this is exact.  In 13.2.0 to 13.4.0 ``cupy._core.fusion`` calls
 ``numpy.can_cast`` in four places.  Three pass ``arg.dtype`` (a dtype) and
@@ -33,15 +35,22 @@ for every value, by construction.  Python numbers are exactly the values that
 raised before, so nothing that worked changes; for NumPy scalars NumPy 2's
 ``can_cast`` and the 13.4.1 rule agree on all 16 dtypes CuPy fuses (the tests
 check the full table), so those decisions are the release's own as well.
-13.4.1 changed nothing else in ``cupy._core.fusion``.  No other module sees
-the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
+No other module sees the replacement; ``gpushim.unpatch()`` rebinds the NumPy
+module itself.
+
+Not backported.  Nothing: 13.4.1 changed nothing else in
+``cupy._core.fusion``.
+
+The probe.  The seed of cupy/cupy#8536 traced with the first code generator,
+never compiled; without a device the arrays get made-up addresses nobody
+touches.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Patch, TargetMismatch, expect
 from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
@@ -106,8 +115,7 @@ def _apply(cupy, journal):
     fusion = importlib.import_module("cupy._core.fusion")
     if getattr(fusion, "numpy", None) is not numpy:
         raise TargetMismatch("cupy._core.fusion.numpy is not the NumPy module")
-    if not callable(getattr(getattr(fusion, "_FusionHistory", None), "call_ufunc", None)):
-        raise TargetMismatch("cupy._core.fusion._FusionHistory.call_ufunc is missing")
+    expect(fusion, "_FusionHistory.call_ufunc", callable)
     journal.replace(fusion, "numpy", _NumPyForFusion(numpy))
 
 

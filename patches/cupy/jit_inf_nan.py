@@ -1,21 +1,21 @@
 """``cupyx.jit`` writes infinite and NaN constants as the identifiers ``inf``, ``nan``, ``inff``, ``nanf``.
 
-Who: CuPy 12.x and 13.x before 13.4.0, every NumPy.
-Upstream: cupy/cupy#8707 (merged as a2298230c), backported as #8712, released in 13.4.0.  A
-sibling of ``cupy.fuse_inf_nan``, in the other code generator.
-
 What breaks.  ``cupyx.jit`` turns each constant of a kernel (``cupy.inf``,
 ``cupy.nan``, ``numpy.float32(numpy.inf)``, ``cupy.dtype(t).type(cupy.nan)``)
 into CUDA text with ``cupyx.jit._cuda_types.get_cuda_code_from_constant``,
 which writes ``str(x)`` followed by the dtype's literal suffix: ``x[i] =
 inff;`` (a Python float is a ``float`` in ``cuda`` mode), ``inf``, ``nanf``, or
 ``complex<float>(nan, 0.0)``.  CUDA C++ defines none of these, so nvrtc stops
-with ``identifier "inff" is undefined``.  The function has written constants
-so since CuPy 9.0.0 (``cupyx/jit/_types.py``), and its text is identical in
-v12.0.0 and v13.3.0; ``git tag --contains 06855e619`` (the merge of #8712)
-starts at v13.4.0.  The declared range starts where gpushim's CuPy range does,
-at 12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's presence
-there is read from git.
+with ``identifier "inff" is undefined``.  CuPy 12.x and 13.x before 13.4.0 do
+this, with every NumPy; the function has written constants so since CuPy
+9.0.0 (``cupyx/jit/_types.py``), and its text is identical in v12.0.0 and
+v13.3.0.  A sibling of ``cupy.fuse_inf_nan``, in the other code generator.
+
+Fixed upstream.  cupy/cupy#8707 (merged as a2298230c), backported as #8712,
+released in 13.4.0; ``git tag --contains 06855e619`` (the merge of #8712)
+starts at v13.4.0.  The declared range starts where gpushim's CuPy range
+does, at 12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's
+presence there is read from git.
 
 How the fix works.  13.4.0 writes a complex constant as its type applied to
 its real and imaginary parts, each written as a constant of the matching real
@@ -39,17 +39,17 @@ never reused for it.  Finite complex parts get their suffix too
 (``complex<float>(1.0f, 2.0f)`` where 13.3.0 writes ``(1.0, 2.0)``), as in
 13.4.0.
 
-Not backported: 13.4.0's new tests.
+Not backported.  13.4.0's new tests.
 
-The probe transpiles, without compiling, a kernel that stores ``cupy.inf`` into
-a ``float32`` array and looks for a bare identifier in the source.
+The probe.  A kernel that stores ``cupy.inf`` into a ``float32`` array,
+transpiled without compiling: the source must hold no bare identifier.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="cupy.jit_inf_nan",
@@ -64,8 +64,7 @@ patch = Patch(
 _BARE = re.compile(r"(?<![\w\"])-?(inf|nan)f?(?![\w(])")
 
 
-def _bind(x, ctype):
-    return x, ctype
+_CONSTANT = Parameters("x", "ctype")  # get_cuda_code_from_constant's
 
 
 def _fixed(scalar):
@@ -86,7 +85,7 @@ def _fixed(scalar):
 
     def wrapper(wrapped, instance, args, kwargs):
         try:
-            x, ctype = _bind(*args, **kwargs)
+            x, ctype = _CONSTANT.bind(*args, **kwargs)
         except TypeError:
             return wrapped(*args, **kwargs)
         return constant(wrapped, x, ctype)
@@ -96,19 +95,8 @@ def _fixed(scalar):
 
 @patch.applier
 def _apply(cuda_types, journal):
-    import inspect
-
-    released = getattr(cuda_types, "get_cuda_code_from_constant", None)
-    try:
-        parameters = tuple(inspect.signature(released).parameters)
-    except (TypeError, ValueError):
-        raise TargetMismatch("cupyx.jit._cuda_types.get_cuda_code_from_constant is missing") from None
-    if parameters != ("x", "ctype"):
-        raise TargetMismatch(f"cupyx.jit._cuda_types.get_cuda_code_from_constant takes {parameters}")
-    scalar = getattr(cuda_types, "Scalar", None)
-    if not isinstance(scalar, type):
-        raise TargetMismatch("cupyx.jit._cuda_types.Scalar is missing")
-    journal.wrap(cuda_types, "get_cuda_code_from_constant", _fixed(scalar))
+    _CONSTANT.check(expect(cuda_types, "get_cuda_code_from_constant", callable))
+    journal.wrap(cuda_types, "get_cuda_code_from_constant", _fixed(expect(cuda_types, "Scalar", type)))
 
 
 @patch.prober

@@ -1,8 +1,5 @@
 """``cupy.nanargmax`` and ``cupy.nanargmin`` hand ``out`` to the reduction as ``dtype``, and ``dtype`` as ``out``.
 
-Who: CuPy 12.x and 13.x before 13.4.0, every NumPy.
-Upstream: cupy/cupy#8783 (merged as 8eb16ac91), backported as #8791, released in 13.4.0.
-
 What breaks.  ``cupy._sorting.search.nanargmax(a, axis, dtype, out,
 keepdims)`` calls the reduction ``cupy._core._routines_statistics._nanargmax``,
 whose parameters are ``(a, axis, out, dtype, keepdims)``, with the arguments in
@@ -11,13 +8,17 @@ its own order: ``out`` arrives as ``dtype`` and ``dtype`` as ``out``.
 unwritten; ``cupy.nanargmax(x, dtype='q')`` raises ``TypeError: Argument 'out'
 has incorrect type``.  For bool and integer input, which cannot hold NaN, both
 functions return ``argmax(a, axis=axis)`` (``argmin``), dropping ``out``,
-``dtype`` and ``keepdims``.  ``nanargmin`` is the same in every respect.  Both halves are
+``dtype`` and ``keepdims``.  ``nanargmin`` is the same in every respect.
+CuPy 12.x and 13.x before 13.4.0 do this, with every NumPy: both halves are
 in every release since 7.0.0 (by git: b56024022, in v7.0.0b3, and 79a8f4de1,
-in v7.0.0b4); ``git tag --contains d71237c22`` (the merge of #8791) starts at
-v13.4.0.  The declared range starts where gpushim's CuPy range does, at
-12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's presence
-there is read from git: search.py's two calls and the reduction's signature are
-the same in v12.0.0 and v13.3.0.
+in v7.0.0b4).
+
+Fixed upstream.  cupy/cupy#8783 (merged as 8eb16ac91), backported as #8791,
+released in 13.4.0: ``git tag --contains d71237c22`` (the merge of #8791)
+starts at v13.4.0.  The declared range starts where gpushim's CuPy range
+does, at 12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's
+presence there is read from git: search.py's two calls and the reduction's
+signature are the same in v12.0.0 and v13.3.0.
 
 How the fix works.  13.4.0 passes the arguments in the reduction's order and
 hands ``dtype``, ``out`` and ``keepdims`` on to ``argmax``/``argmin`` for bool
@@ -30,17 +31,17 @@ to reject.  Before wrapping, the patch checks both signatures the fix relies
 on; the reduction is Cython, so its parameters are read from the signature
 Cython embeds in its docstring.
 
-Not backported: 13.4.0's new tests.
+Not backported.  13.4.0's new tests.
 
-The probe calls ``cupy.nanargmax(x, out=o)`` on a float64 ``x`` with NaN.  On
-a device it runs the reduction and checks ``o``; without one it gives the
+The probe.  ``cupy.nanargmax(x, out=o)`` on a float64 ``x`` with NaN.  On a
+device it runs the reduction and checks ``o``; without one it gives the
 arrays memory nobody touches and stands a recorder in for the reduction, so
 it sees the arguments the reduction would get.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Parameters, Patch, expect
 from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
@@ -52,13 +53,9 @@ patch = Patch(
     summary="cupy.nanargmax/nanargmin pass out as dtype and dtype as out, and drop both for integer and bool input.",
 )
 
-_PUBLIC_PARAMETERS = ("a", "axis", "dtype", "out", "keepdims")
-_REDUCTION_PARAMETERS = "(_ndarray_base a, axis, out, dtype, keepdims)"
-
-
-def _bind(a, axis=None, dtype=None, out=None, keepdims=False):
-    """``nanargmax``'s arguments, bound as it binds them."""
-    return a, axis, dtype, out, keepdims
+# nanargmax, nanargmin, argmax and argmin, and the reductions the first two call.
+_PUBLIC = Parameters("a", axis=None, dtype=None, out=None, keepdims=False)
+_REDUCTION = Parameters("a", "axis", "out", "dtype", "keepdims")
 
 
 def _fixed(search, unmasked, reduction):
@@ -66,7 +63,7 @@ def _fixed(search, unmasked, reduction):
 
     def wrapper(wrapped, instance, args, kwargs):
         try:
-            a, axis, dtype, out, keepdims = _bind(*args, **kwargs)
+            a, axis, dtype, out, keepdims = _PUBLIC.bind(*args, **kwargs)
         except TypeError:
             return wrapped(*args, **kwargs)
         if a.dtype.kind in "biu":
@@ -78,22 +75,12 @@ def _fixed(search, unmasked, reduction):
 
 @patch.applier
 def _apply(cupy, journal):
-    import inspect
-
-    search = getattr(getattr(cupy, "_sorting", None), "search", None)
-    statistics = getattr(search, "_statistics", None)
+    search = expect(cupy, "_sorting.search")
     for name, unmasked in (("nanargmax", "argmax"), ("nanargmin", "argmin")):
         for function in (name, unmasked):
-            try:
-                parameters = tuple(inspect.signature(getattr(search, function)).parameters)
-            except (AttributeError, TypeError, ValueError):
-                raise TargetMismatch(f"cupy._sorting.search.{function} has no readable signature") from None
-            if parameters != _PUBLIC_PARAMETERS:
-                raise TargetMismatch(f"cupy._sorting.search.{function} takes {parameters}")
+            _PUBLIC.check(expect(search, function, callable))
         reduction = f"_{name}"
-        expected = reduction + _REDUCTION_PARAMETERS
-        if not (getattr(getattr(statistics, reduction, None), "__doc__", None) or "").startswith(expected):
-            raise TargetMismatch(f"cupy._core._routines_statistics.{reduction} is not {expected}")
+        _REDUCTION.check(expect(search, f"_statistics.{reduction}", callable))
         journal.wrap((cupy, search), name, _fixed(search, unmasked, reduction))
 
 

@@ -1,10 +1,5 @@
 """``cupy.random.seed(42)`` and ``RandomState(42)`` raise TypeError under NumPy 2.
 
-Who: CuPy 13.2.0 with NumPy >= 2.  13.0 and 13.1 require NumPy < 1.29 and do
-not import under NumPy 2; with NumPy 1 the release works.
-Upstream: cupy/cupy#8392 (duplicate #8648), fixed by cupy/cupy#8429, backported
-to v13 by #8439, released in 13.3.0.
-
 What breaks.  ``RandomState.seed`` turns any seed that is neither ``None`` nor
 a NumPy array into an integer with
 ``int(numpy.asarray(seed).astype(numpy.uint64, casting='safe'))``.  That relied
@@ -15,23 +10,29 @@ dtype('uint64') according to the rule 'safe'``.  ``cupy.random.seed(s)`` calls
 ``get_random_state().seed(s)`` and ``RandomState(s)`` calls ``self.seed(s)``,
 so both fail; the ``CUPY_SEED`` variable does not, because
 ``get_random_state`` passes it on as ``numpy.uint64(int(value))``, which the
-safe cast accepts.
+safe cast accepts.  CuPy 13.2.0 does this with NumPy >= 2; 13.0 and 13.1
+require NumPy < 1.29 and do not import under NumPy 2; with NumPy 1 the
+release works.
 
-How the fix works.  13.3.0 checks the seed itself: ``numpy.asarray(seed)``
-must have an integer or bool dtype (else ``TypeError('Seed must be an
-integer.')``), its ``int()`` must lie in ``[0, 2**64)`` (else ``ValueError('Seed
-must be an integer between 0 and 2**64 - 1')``), and that ``int`` is the seed.
+Fixed upstream.  cupy/cupy#8392 (duplicate #8648), fixed by cupy/cupy#8429,
+backported to v13 by #8439, released in 13.3.0.  13.3.0 checks the seed
+itself: ``numpy.asarray(seed)`` must have an integer or bool dtype (else
+``TypeError('Seed must be an integer.')``), its ``int()`` must lie in ``[0,
+2**64)`` (else ``ValueError('Seed must be an integer between 0 and 2**64 -
+1')``), and that ``int`` is the seed.
 
-How this patch does it.  ``RandomState.seed`` gets a wrapper.  A call without
-a seed, with ``None`` or with a NumPy array goes to the release's method
+How the fix works.  ``RandomState.seed`` gets a wrapper.  A call without a
+seed, with ``None`` or with a NumPy array goes to the release's method
 untouched (13.3.0 changed neither branch), as does a call whose arguments do
-not bind, so that the release reports it.  Otherwise the wrapper imports cuRAND
-as the method does first (a missing libcurand fails as on 13.3.0), runs
-13.3.0's check and hands the method the checked integer as a ``numpy.uint64``,
-which its safe cast accepts and turns back into the same ``int``: cuRAND and
-``_rk_seed`` get what 13.3.0 gives them.
+not bind, so that the release reports it.  Otherwise the wrapper imports
+cuRAND as the method does first (a missing libcurand fails as on 13.3.0),
+runs 13.3.0's check and hands the method the checked integer as a
+``numpy.uint64``, which its safe cast accepts and turns back into the same
+``int``: cuRAND and ``_rk_seed`` get what 13.3.0 gives them.
 
-The probe seeds a ``RandomState`` made with ``__new__`` while
+Not backported.  13.3.0's other changes.
+
+The probe.  A ``RandomState`` made with ``__new__`` is seeded while
 ``cupy_backends.cuda.libs.curand`` is a stand-in that only records, so it
 needs neither a GPU nor libcurand and touches no device on a GPU host.
 """
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import contextlib
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="cupy.random_seed_numpy2",
@@ -53,22 +54,19 @@ patch = Patch(
 )
 
 
-def _bound_seed(seed=None):
-    return seed
+_SEED = Parameters(seed=None)  # RandomState.seed's, after self
 
 
 @patch.applier
 def _apply(cupy, journal):
     import importlib
+    import types
 
     import numpy
 
     generator = importlib.import_module("cupy.random._generator")
-    state = getattr(generator, "RandomState", None)
-    released = vars(state).get("seed") if isinstance(state, type) else None
-    code = getattr(released, "__code__", None)
-    if code is None or code.co_varnames[: code.co_argcount] != ("self", "seed"):
-        raise TargetMismatch("cupy.random._generator.RandomState.seed is not seed(self, seed)")
+    state = expect(generator, "RandomState", type)
+    _SEED.check(expect(state, "seed", types.FunctionType, own=True), method=True)
 
     def checked(seed):
         array = numpy.asarray(seed)
@@ -81,7 +79,7 @@ def _apply(cupy, journal):
 
     def wrapper(wrapped, instance, args, kwargs):
         try:
-            seed = _bound_seed(*args, **kwargs)
+            (seed,) = _SEED.bind(*args, **kwargs)
         except TypeError:
             return wrapped(*args, **kwargs)
         if seed is None or isinstance(seed, numpy.ndarray):
