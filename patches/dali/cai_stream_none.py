@@ -1,24 +1,25 @@
 """DALI 1.32 to 1.36 cannot wrap GPU memory whose CUDA Array Interface says ``"stream": None``.
 
-Version 3 of the CUDA Array Interface lets a producer publish ``"stream": None``
-to say that the consumer need not synchronize with anything (PyCUDA's
-``gpuarray`` does).  NVIDIA/DALI#5125, released in 1.32.0, taught
-``TensorGPU``/``TensorListGPU`` to adopt the producer's stream, but converts
-the ``stream`` value to a pointer whenever the key is present.  For None
-that conversion leaves a pending ``TypeError: an integer is required`` and
-goes on with a null stream, so the construction fails: with a GPU as a
+What breaks.  Version 3 of the CUDA Array Interface lets a producer publish
+``"stream": None`` to say that the consumer need not synchronize with
+anything (PyCUDA's ``gpuarray`` does).  NVIDIA/DALI#5125, released in 1.32.0,
+taught ``TensorGPU``/``TensorListGPU`` to adopt the producer's stream, but
+converts the ``stream`` value to a pointer whenever the key is present.  For
+None that conversion leaves a pending ``TypeError: an integer is required``
+and goes on with a null stream, so the construction fails: with a GPU as a
 ``SystemError`` (a result with an error set), without one as the
-``RuntimeError`` of the CUDA call that follows, with the ``TypeError`` as
-its context (NVIDIA/DALI#5423).  NVIDIA/DALI#5425 (1.37.0) skips a None
-stream, which is exactly what every release does when the key is absent.
+``RuntimeError`` of the CUDA call that follows, with the ``TypeError`` as its
+context.
 
-The fix therefore hands DALI, in place of an object whose interface says
-``"stream": None``, a stand-in whose interface is the same dictionary
+Fixed upstream.  NVIDIA/DALI#5423, fixed by NVIDIA/DALI#5425 (1.37.0), which
+skips a None stream, exactly what every release does when the key is absent.
+
+How the fix works.  DALI is handed, in place of an object whose interface
+says ``"stream": None``, a stand-in whose interface is the same dictionary
 without the ``stream`` key.  DALI keeps a reference to the object it was
 given for as long as the tensor shares its memory; the stand-in holds the
-original, so the producer's buffer lives exactly as long as before.
-Integer streams, and objects without the key, reach DALI untouched (1.37
-also starts rejecting ``0``; that is a separate change and not backported).
+original, so the producer's buffer lives exactly as long as before.  Integer
+streams, and objects without the key, reach DALI untouched.
 
 The stand-in is given to ``__init__`` of the very classes, replaced in
 place: the results stay plain ``TensorGPU``/``TensorListGPU`` instances
@@ -27,15 +28,22 @@ place: the results stay plain ``TensorGPU``/``TensorListGPU`` instances
 before, and pybind11's implicit conversion of list elements into
 ``TensorGPU``, which calls the class, goes through the same ``__init__``.
 That covers ``Pipeline.feed_input``, ``fn.external_source`` and eager mode,
-which all build their GPU inputs with these constructors.
+which all build their GPU inputs with these constructors.  Nightly and weekly
+builds are gated by their version like releases; their ``1.37.0.dev`` builds
+from before the fix are left alone.
 
-Nightly and weekly builds are gated by their version like releases; their
-``1.37.0.dev`` builds from before the fix are left alone.
+Not backported.  1.37 also starts rejecting a ``stream`` of ``0``; that is a
+separate change.
+
+The probe.  Device memory described with ``"stream": None`` wrapped on device
+0.  With ``device_id=0`` and no stream to adopt, a right release asks nothing
+of CUDA and never touches the memory, so without a GPU a made-up address
+does; where a device is present it is real device memory.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch
+from gpushim import Patch, TargetMismatch, expect
 
 patch = Patch(
     id="dali.cai_stream_none",
@@ -67,7 +75,7 @@ class _WithoutStream:
         return repr(self.source)
 
 
-class _Unbuilt:
+class _ConstructionInProgress:
     """DALI's ``__init__`` bound to the instance it is building, out of sight.
 
     Printing a DALI tensor whose ``__init__`` has not succeeded crashes the
@@ -91,17 +99,17 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
     """
 
     def wrapper(wrapped, instance, args, kwargs):
-        unbuilt = _Unbuilt()
-        unbuilt.init = wrapped  # not through an __init__, which would be one more Python call per construction
-        del wrapped, instance  # see _Unbuilt
+        construction = _ConstructionInProgress()
+        construction.init = wrapped  # not through an __init__, which would be one more Python call per construction
+        del wrapped, instance  # see _ConstructionInProgress
         if args:
             source = args[0]
             if isinstance(source, earlier_overloads):
-                return unbuilt.init(*args, **kwargs)
+                return construction.init(*args, **kwargs)
         elif "object" in kwargs:
             source = kwargs["object"]
         else:
-            return unbuilt.init(*args, **kwargs)
+            return construction.init(*args, **kwargs)
         try:
             interface = getattr(source, "__cuda_array_interface__", None)
         except Exception:
@@ -112,7 +120,7 @@ def _constructor_wrapper(earlier_overloads: tuple[type, ...]):
                 args = (stand_in, *args[1:])
             else:
                 kwargs = {**kwargs, "object": stand_in}
-        return unbuilt.init(*args, **kwargs)
+        return construction.init(*args, **kwargs)
 
     return wrapper
 
@@ -128,8 +136,7 @@ def _apply(dali, journal):
         cls = getattr(backend_impl, name, None)
         if cls is None or getattr(tensors, name, None) is not cls:
             raise TargetMismatch(f"nvidia.dali.tensors.{name} is not nvidia.dali.backend_impl.{name}")
-        if "__init__" not in vars(cls):
-            raise TargetMismatch(f"{name} does not define its own __init__")
+        expect(cls, "__init__", own=True)
         journal.wrap(cls, "__init__", _constructor_wrapper(earlier_overloads))
 
 

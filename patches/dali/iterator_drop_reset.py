@@ -1,6 +1,6 @@
 """A framework iterator with ``LastBatchPolicy.DROP`` loses the next epoch when stopped at ``len()`` (DALI up to 1.26).
 
-With the DROP policy, ``len(it)`` of a DALI framework iterator
+What breaks.  With the DROP policy, ``len(it)`` of a DALI framework iterator
 (``DALIGenericIterator``, ``DALIClassificationIterator`` of the PyTorch,
 PaddlePaddle and MXNet plugins) counts only full batches (NVIDIA/DALI#2611,
 January 2021, before 1.0).  Training loops and PyTorch Lightning take that
@@ -12,21 +12,22 @@ warns "DALI iterator does not support resetting while epoch is not finished.
 Ignoring...".  The next epoch then starts from that leftover batch and ends
 at once, with a bare StopIteration, or after a fraction of the data: with a
 reader of 5 samples in batches of 2 (``reader_name`` given), epoch 2 is empty.
-NVIDIA/DALI#4881 (1.27.0, requested for Lightning-AI/lightning#12956) makes
-``_DaliBaseIterator.reset`` first check, without moving the counter, whether
-one more batch would overflow the epoch; if it would and the epoch has not
-ended, it takes that batch out of the pipeline, schedules the next run and
-advances the counter, and only then resets.  Checked on the wheels: the
-``plugin/base_iterator.py`` of 1.26.0 and 1.27.0 differ in exactly that
-change (and docstrings); 1.23.0 (the oldest ``nvidia-dali-cuda120`` on
-PyPI) and 1.26.0 lose the epoch, 1.27.0 does not.
 
-The backport wraps ``_DaliBaseIterator.reset`` with that step, computed as
-1.27.0 computes it: one step is a batch for an iterator following a reader,
-a batch per pipeline otherwise; with a reader the step overflows when any
-pipeline's shard would, otherwise when it passes the iterator's size (so,
-as in 1.27.0, an iterator without size, -1, also takes one batch).  The
-batch is taken with the iterator's own ``_get_outputs`` and
+Fixed upstream.  NVIDIA/DALI#4881 (1.27.0, requested for
+Lightning-AI/lightning#12956) makes ``_DaliBaseIterator.reset`` first check,
+without moving the counter, whether one more batch would overflow the epoch;
+if it would and the epoch has not ended, it takes that batch out of the
+pipeline, schedules the next run and advances the counter, and only then
+resets.  Checked on the wheels: the ``plugin/base_iterator.py`` of 1.26.0 and
+1.27.0 differ in exactly that change (and docstrings); 1.23.0 (the oldest
+``nvidia-dali-cuda120`` on PyPI) and 1.26.0 lose the epoch, 1.27.0 does not.
+
+How the fix works.  The backport wraps ``_DaliBaseIterator.reset`` with that
+step, computed as 1.27.0 computes it: one step is a batch for an iterator
+following a reader, a batch per pipeline otherwise; with a reader the step
+overflows when any pipeline's shard would, otherwise when it passes the
+iterator's size (so, as in 1.27.0, an iterator without size, -1, also takes
+one batch).  The batch is taken with the iterator's own ``_get_outputs`` and
 ``_schedule_runs``; then the release's ``reset`` runs unchanged.  Every
 plugin built on ``_DaliBaseIterator`` is covered, because each calls that
 ``reset``: PyTorch, PaddlePaddle and MXNet (whose ``reset`` calls the base
@@ -39,18 +40,17 @@ nvidia.dali`` does not load, and checks that the iterator has the methods
 and ``reset`` calls none of the fix's own (``dry_run``); anything else is a
 TargetMismatch.
 
-Not backported: 1.27.0's docstring corrections.
+Not backported.  1.27.0's docstring corrections.
 
-The probe writes five small files, reads them with ``fn.readers.file`` on
-the CPU in batches of two through a minimal iterator on
-``_DaliBaseIterator`` (the plugins' ``__next__`` without a framework),
-takes ``len(it)`` batches, resets, and counts the batches of the next epoch,
-which must be two.
+The probe.  Five small files read with ``fn.readers.file`` on the CPU in
+batches of two through a minimal iterator on ``_DaliBaseIterator`` (the
+plugins' ``__next__`` without a framework): after ``len(it)`` batches and a
+reset, the next epoch must have two batches.
 """
 
 from __future__ import annotations
 
-from gpushim import Patch
+from gpushim import Patch, TargetMismatch, expect
 
 patch = Patch(
     id="dali.iterator_drop_reset",
@@ -93,15 +93,10 @@ def _drop_the_batch_left_behind(iterator, drop) -> None:
 def _apply(base_iterator, journal):
     import inspect
 
-    from gpushim import TargetMismatch
-
-    iterator = getattr(base_iterator, "_DaliBaseIterator", None)
-    drop = getattr(getattr(base_iterator, "LastBatchPolicy", None), "DROP", None)
-    if not isinstance(iterator, type) or drop is None:
-        raise TargetMismatch("nvidia.dali.plugin.base_iterator has no _DaliBaseIterator and LastBatchPolicy.DROP")
-    missing = [name for name in _ITERATOR_METHODS if not callable(vars(iterator).get(name))]
-    if missing:
-        raise TargetMismatch(f"_DaliBaseIterator defines no {', '.join(missing)}")
+    iterator = expect(base_iterator, "_DaliBaseIterator", type)
+    drop = expect(base_iterator, "LastBatchPolicy.DROP")
+    for name in _ITERATOR_METHODS:
+        expect(iterator, name, callable, own=True)
     if "dry_run" in inspect.signature(iterator._advance_and_check_drop_last).parameters:
         raise TargetMismatch("_DaliBaseIterator._advance_and_check_drop_last already has 1.27.0's dry_run")
 
