@@ -105,9 +105,16 @@ class Parameters:
     ``Parameters("a", "axis", dtype=None)`` stands for ``f(a, axis, dtype=None)``:
     names given positionally have no default, keyword ones have the default
     given; every parameter can be passed by position or by name.
+
+    ``bind(*args, **kwargs)`` returns a call's arguments in parameter order,
+    defaults filled in, bound by Python itself as the target binds them, at
+    the cost of one call of a Python function; it raises ``TypeError`` for a
+    call the target would refuse to bind (a missing or unexpected argument,
+    one given twice), which a wrapper passes on, so that the release raises
+    its own message.
     """
 
-    __slots__ = ("names", "defaults", "_bind")
+    __slots__ = ("names", "defaults", "bind")
 
     def __init__(self, *names: str, **defaults: object) -> None:
         import keyword
@@ -121,7 +128,7 @@ class Parameters:
                 raise ValueError("leave self out, and check a method with check(..., method=True)")
         if len(set(self.names)) != len(self.names):
             raise ValueError(f"{self.names} names a parameter twice")
-        self._bind = None
+        self.bind: Callable[..., tuple] = self._binder()
 
     def __repr__(self) -> str:
         return f"Parameters({self})"
@@ -131,20 +138,8 @@ class Parameters:
             name if name not in self.defaults else f"{name}={self.defaults[name]!r}" for name in self.names
         )
 
-    def bind(self, *args: object, **kwargs: object) -> tuple:
-        """The call's arguments in parameter order, defaults filled in, bound by Python as the target binds them.
-
-        Raises ``TypeError`` for a call the target would refuse to bind (a
-        missing or unexpected argument, one given twice); a wrapper passes
-        such a call on, so that the release raises its own message.
-        """
-        bind = self._bind
-        if bind is None:
-            bind = self._bind = self._binder()
-        return bind(*args, **kwargs)
-
     def _binder(self) -> Callable[..., tuple]:
-        """A function with these parameters that returns its arguments: Python's own binding, at Python's speed."""
+        """A function with these parameters that returns its arguments."""
         namespace = {f"_default_{name}": value for name, value in self.defaults.items()}
         signature = ", ".join(f"{name}=_default_{name}" if name in self.defaults else name for name in self.names)
         returned = "".join(f"{name}, " for name in self.names)  # a tuple, also of one name or none
