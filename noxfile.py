@@ -9,7 +9,7 @@ Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
 writes matrix/RESULTS.md from the last run, ``docs`` the README's patch
 table, ``gpu`` the GPU tests and ``demo`` the self-test table.
 
-The engine tests run on every Python gpushim supports, a release cell on the
+The engine tests run on every Python gpushim supports (``ENGINE_RUNS``), a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter that is
 not installed skips its sessions instead of failing them, also on CI.  nox
 itself, ``lint`` and ``compare`` need Python 3.11 or later (``tomllib``).
@@ -34,10 +34,20 @@ nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
 
 ARTEFACTS = ROOT / ".artefacts"
-PYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
-# Python 3.8's wrapt releases end at 2.0.1: its 2.x session tests that one.
-WRAPT_ON_PYTHON_38 = {"2.5.2": "2.0.1"}
+# wrapt 1.x and 2.x on the oldest Python, nox's own and the newest; 2.x alone on the others, where
+# the engine meets the same wrapt it does on its neighbours.  Python 3.8's wrapt releases end at 2.0.1.
+ENGINE_RUNS = [
+    ("3.8", "1.17.3"),
+    ("3.8", "2.0.1"),
+    ("3.9", "2.5.2"),
+    ("3.10", "2.5.2"),
+    (MAIN_PYTHON, "1.17.3"),
+    (MAIN_PYTHON, "2.5.2"),
+    ("3.12", "2.5.2"),
+    ("3.13", "1.17.3"),
+    ("3.13", "2.5.2"),
+]
 TEST_TOOLS = ["pytest", "hypothesis", "tomli; python_version < '3.11'"]
 RAY = ["ray==2.60.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
@@ -69,14 +79,12 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
-@nox.session(python=PYTHONS)
-@nox.parametrize("wrapt", ["1.17.3", "2.5.2"])
+@nox.session
+@nox.parametrize(("python", "wrapt"), ENGINE_RUNS)
 def tests(session: nox.Session, wrapt: str) -> None:
-    """The engine against synthetic targets, and patches from other distributions, on each Python with wrapt
-    1.x and 2.x; on nox's own Python also the catalogue's declarations and the commands as installed."""
-    if session.python == "3.8":
-        wrapt = WRAPT_ON_PYTHON_38.get(wrapt, wrapt)
-    session.install(".", f"wrapt=={wrapt}", "pip", *TEST_TOOLS)
+    """The engine against synthetic targets, and patches from other distributions; on nox's own Python also the
+    catalogue's declarations and the commands as installed."""
+    session.install(".", f"wrapt=={wrapt}", "pip", "hatchling", *TEST_TOOLS)
     if session.python != MAIN_PYTHON:
         session.run("pytest", "tests/engine", "tests/plugins", *session.posargs)
         return

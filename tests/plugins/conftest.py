@@ -31,10 +31,15 @@ def compute(x):
 
 @pytest.fixture(scope="session")
 def sites(tmp_path_factory) -> dict[str, Path]:
-    """``example`` and ``broken``: the folder each distribution is installed into."""
+    """``example`` and ``broken``: the folder each distribution is installed into.
+
+    Built with the session's own hatchling (the ``tests`` session installs
+    it): an isolated build environment per wheel cost more than the tests.
+    """
     wheels = tmp_path_factory.mktemp("wheels")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "-w", wheels, HERE / "example", HERE / "broken"], check=True)
+    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", wheels, HERE / "example", HERE / "broken"]
+    subprocess.run(build, check=True)
     installed = {}
     for name in ("example", "broken"):
         site = installed[name] = tmp_path_factory.mktemp(name)
