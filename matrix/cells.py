@@ -33,6 +33,8 @@ def load_cells() -> dict[str, dict]:
     """Every cell by name, with its library's ``tests`` folder, ``benchmarks`` and GPU installs.
 
     A library's ``install`` goes into each of its cells beside the cell's own.
+    ``demo`` marks the cells the demo runs: together they show every patch's
+    bug, each in one release (``tests/matrix/test_demo.py`` checks that).
 
     ``pip`` is what a cell installs by pip beside its ``install`` (torch,
     which uv would fetch as a CUDA build of several GB).  ``gpu-install`` (by
@@ -43,6 +45,7 @@ def load_cells() -> dict[str, dict]:
     return {
         cell["name"]: {
             "pip": [],
+            "demo": False,
             "benchmarks": [],
             "gpu-install": [],
             "gpu-pip": [],
