@@ -7,7 +7,8 @@ it (is the bug gone?).  The parent process only starts subprocesses, so it
 never imports a target nor creates a CUDA context.
 
 Importing the library is most of a probe's cost, so one interpreter runs
-the probes of one library in one state.  In both states gpushim is active
+the probes of one library in one state; the libraries are checked at once,
+each in a thread of its own.  In both states gpushim is active
 with every patch on, as in a user's process; in the ``without`` interpreter
 each probe runs between ``gpushim.unpatch(id)`` and ``gpushim.patch(id)`` of
 its own patch, so that only the probed patch is off, as when each probe had
@@ -25,7 +26,10 @@ the bug showing.
 
 from __future__ import annotations
 
+import os
+import queue
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import gpushim
 
@@ -71,20 +75,49 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
             result["verdict"] = f"skipped: {record['state']}"
         else:
             libraries.setdefault(record["target"], []).append(result)
-    for library in libraries.values():
-        first = library[0]
-        release = f"{first['distribution']} {first['installed_version']}" if first["distribution"] else first["target"]
-        bugs = _state(release, "without", library, say)
-        for result in library:
-            if result["verdict"] is None and not bugs[result["id"]]:
-                result["verdict"] = NOT_NEEDED
-        showed = [result for result in library if result["verdict"] is None]
-        if showed:
-            still = _state(release, "with", showed, say)
-            for result in showed:
-                if result["verdict"] is None:
-                    result["verdict"] = NEEDED if still[result["id"]] else EFFECTIVE
+    _each_library_at_once(list(libraries.values()), say)
     return results
+
+
+def _each_library_at_once(libraries: list[list[dict]], say: Callable[[str], None]) -> None:
+    """Check each library's patches in a thread of its own, as many at once as there are processors.
+
+    Their interpreters are independent, and waiting for them is most of a
+    self-test; the progress comes out in library order, one library's
+    lines held back until those before it are said, as if one ran after
+    another.
+    """
+    channels: list[queue.Queue] = [queue.Queue() for _ in libraries]
+    with ThreadPoolExecutor(max_workers=max(1, min(len(libraries), os.cpu_count() or 1))) as pool:
+        checks = [pool.submit(_check_into, library, channel) for library, channel in zip(libraries, channels)]
+        for check, channel in zip(checks, channels):
+            for line in iter(channel.get, None):
+                say(line)
+            check.result()
+
+
+def _check_into(library: list[dict], channel: queue.Queue) -> None:
+    """:func:`_check` the library, its progress into ``channel``, then ``None``."""
+    try:
+        _check(library, channel.put)
+    finally:
+        channel.put(None)
+
+
+def _check(library: list[dict], say: Callable[[str], None]) -> None:
+    """Fill in the verdicts of one library's patches: their probes without them, then with them where the bug showed."""
+    first = library[0]
+    release = f"{first['distribution']} {first['installed_version']}" if first["distribution"] else first["target"]
+    bugs = _state(release, "without", library, say)
+    for result in library:
+        if result["verdict"] is None and not bugs[result["id"]]:
+            result["verdict"] = NOT_NEEDED
+    showed = [result for result in library if result["verdict"] is None]
+    if showed:
+        still = _state(release, "with", showed, say)
+        for result in showed:
+            if result["verdict"] is None:
+                result["verdict"] = NEEDED if still[result["id"]] else EFFECTIVE
 
 
 def _state(release: str, state: str, results: list[dict], say: Callable[[str], None]) -> dict[str, bool]:
