@@ -19,10 +19,12 @@ other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects.
 A target whose import raises shows the bug of each of its patches,
 described by the exception: where the bug is the import failing, that is
-what the probe would find.  Probes run in fresh interpreters, all of the
-checked patches' in one per question, and a probe that crashes its
-interpreter is asked again in one of its own, where the crash counts as the
-bug showing.  Only patches whose target is installed are checked.
+what the probe would find.  The probes are asked through the self-test's
+runner (:mod:`gpushim.probing`), all of the checked patches' in one fresh
+interpreter per question, and a probe that crashes its interpreter is asked
+again in one of its own, where the crash counts as the bug showing; the
+contract judges the answers, and a probe that raises or cannot run fails
+its checks.  Only patches whose target is installed are checked.
 """
 
 from __future__ import annotations
@@ -31,39 +33,15 @@ import copy
 import functools
 import importlib
 import importlib.util
-import json
-import os
 import pickle
-import subprocess
 import sys
-import tempfile
 
 import pytest
 
 import gpushim
-from gpushim.interpreters import python_command
+from gpushim.probing import GPUSHIM_FIRST, TARGET_FIRST, Mode, ask
+from gpushim.probing import WITHOUT_GPUSHIM as WITHOUT
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
-
-PROBES = """
-import importlib, json, sys
-{before}
-failed = {{}}
-for target in {targets!r}:
-    try:
-        importlib.import_module(target)
-    except Exception as error:
-        failed[target] = "import " + target + " raises " + type(error).__name__ + ": " + str(error)
-{after}
-import gpushim
-with open(sys.argv[1], "a") as answers:
-    for id in sys.argv[2:]:
-        bug = failed.get(gpushim.registry().library(id).target) or gpushim.registry()[id].probe()
-        answers.write(json.dumps({{"id": id, "bug": bug, "state": gpushim.record(id)["state"]}}) + "\\n")
-        answers.flush()
-"""
-
-# What runs before and after the targets' imports.
-WITHOUT, GPUSHIM_FIRST, TARGET_FIRST = ("", ""), ("import gpushim.auto", ""), ("", "import gpushim.auto")
 
 
 def installed_versions() -> dict[str, str]:
@@ -99,42 +77,28 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     return APPLIED if inside else NOT_AFFECTED
 
 
-def probes(ids: tuple[str, ...], order: tuple[str, str], disabled: str = "") -> dict[str, tuple[str | None, str]]:
-    """Each probe's answer and its patch's state, from one fresh interpreter that imports the targets.
+def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
+    """What each probe returned and its patch's state, asked in ``mode`` (see :func:`judged`).
 
-    The interpreter inherits no ``GPUSHIM_*`` switch but ``GPUSHIM_DISABLE=disabled``.
-    A probe that kills its interpreter (a double free does) is asked again in
-    one of its own, where dying counts as the bug showing.
+    The interpreters inherit no ``GPUSHIM_*`` switch but ``GPUSHIM_DISABLE=disabled``.
     """
-    targets = sorted({gpushim.registry().library(id).target for id in ids})
-    code = PROBES.format(before=order[0], targets=targets, after=order[1])
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
-    if disabled:
-        env["GPUSHIM_DISABLE"] = disabled
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "answers.jsonl")
-        finished = subprocess.run(
-            python_command(code, path, *ids), env=env, capture_output=True, text=True, timeout=600
-        )
-        answered = {}
-        if os.path.exists(path):
-            with open(path) as lines:
-                for line in lines.read().splitlines():
-                    answer = json.loads(line)
-                    answered[answer["id"]] = (answer["bug"], answer["state"])
-    if finished.returncode < 0 and len(ids) == 1:
-        return {ids[0]: (f"the interpreter died of signal {-finished.returncode}", "-")}
-    assert finished.returncode <= 0, finished.stderr[-3000:]
-    missing = tuple(id for id in ids if id not in answered)
-    for id in missing:
-        answered.update(probes((id,), order, disabled))
-    return answered
+    switches = {"GPUSHIM_DISABLE": disabled} if disabled else {}
+    return {id: judged(answer) for id, answer in ask(mode, list(ids), switches).items()}
 
 
 @functools.lru_cache(maxsize=None)
-def answers(ids: tuple[str, ...], order: tuple[str, str]) -> dict[str, tuple[str | None, str]]:
-    """The probes of ``ids``, asked once per process in each order."""
-    return probes(ids, order)
+def answers(ids: tuple[str, ...], mode: Mode) -> dict[str, dict]:
+    """The runner's answers for the probes of ``ids``, asked once per process in each mode."""
+    return ask(mode, list(ids))
+
+
+def judged(answer: dict) -> tuple[object, str]:
+    """What the probe returned (the bug shows unless that is ``None``) and its patch's state.
+
+    A probe that raised, could not run, or whose interpreter failed otherwise than by dying fails the check.
+    """
+    assert "error" not in answer and "cannot_run" not in answer, f"the probe of {answer['id']} did not answer: {answer}"
+    return answer["bug"], answer["state"]
 
 
 def installed_ids(distribution: str | None = None) -> list[str]:
@@ -164,8 +128,8 @@ class Contract:
         if "id" in metafunc.fixturenames:
             metafunc.parametrize("id", self.checked_ids())
 
-    def probe(self, id: str, order: tuple[str, str]) -> tuple[str | None, str]:
-        return answers(self.checked_ids(), order)[id]
+    def probe(self, id: str, mode: Mode) -> tuple[object, str]:
+        return judged(answers(self.checked_ids(), mode)[id])
 
     @pytest.fixture
     def expected(self, id: str) -> str:

@@ -1,0 +1,186 @@
+"""The probe runner: patches' probes asked in fresh interpreters, of the self-test and of the contract.
+
+A probe (a patch's minimal reproduction) runs in an interpreter of its
+own making, never in the caller's: the caller imports no target and creates
+no CUDA context.  Importing the library is most of a probe's cost, so one
+interpreter asks every probe it is given, in one :class:`Mode`.  When that
+interpreter does not end cleanly (a probe crashed it, say), its answers are
+discarded and each probe is asked again in an interpreter of its own, where
+dying counts as the bug showing.
+
+A probe answers through a file named to its interpreter, one JSON line per
+probe, never through standard output: libraries write there (Warp prints a
+banner when it finds no CUDA driver).  An answer holds what the probe
+returned (``bug``), or why it could not run (``cannot_run``) or what went
+wrong (``error``), and the patch's ``state`` once it answered; what counts
+as the bug showing is for the caller to judge.  The interpreter inherits no
+``GPUSHIM_*`` switch but those the caller names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from typing import NamedTuple
+
+import gpushim
+
+from .errors import ProbeCannotRun
+from .interpreters import python_command
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Optional
+
+TIMEOUT = 600
+
+
+class Mode(NamedTuple):
+    """How an interpreter asks its probes.
+
+    ``activation`` is when gpushim becomes active: ``patch`` (``gpushim.patch()``
+    before the probes), ``auto first`` or ``auto after`` (``import gpushim.auto``
+    before or after the targets, as a user does), or ``never``.  Where
+    ``imports_targets``, the interpreter imports the probed patches' targets
+    before the probes and nothing of gpushim before them unless it activates
+    first; a target whose import raises shows the bug of each of its patches,
+    described by the exception.  Where ``each_off``, each probe runs between
+    ``gpushim.unpatch(id)`` and ``gpushim.patch(id)`` of its own patch.
+    """
+
+    name: str
+    activation: str
+    imports_targets: bool
+    each_off: bool
+
+
+# The self-test's two states: only the probed patch off (as with GPUSHIM_DISABLE=id), and every patch on.
+EACH_WITHOUT_ITS_PATCH = Mode("each without its patch", "patch", False, True)
+WITH_THE_PATCHES = Mode("with the patches", "patch", False, False)
+# The contract's: gpushim imported after the targets and never active, and active before or after them.
+WITHOUT_GPUSHIM = Mode("without gpushim", "never", True, False)
+GPUSHIM_FIRST = Mode("gpushim first", "auto first", True, False)
+TARGET_FIRST = Mode("target first", "auto after", True, False)
+
+# The child's first steps: it imports nothing of gpushim before the targets unless gpushim comes first.
+_CHILD = """
+import importlib, sys
+answers, activation, each_off, targets, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+if activation == "auto first":
+    import gpushim.auto
+failed = {}
+for target in filter(None, targets.split(",")):
+    try:
+        importlib.import_module(target)
+    except Exception as error:
+        failed[target] = "import " + target + " raises " + type(error).__name__ + ": " + str(error)
+if activation == "auto after":
+    import gpushim.auto
+from gpushim.probing import answer
+answer(answers, ids, activation == "patch", each_off == "each off", failed)
+"""
+
+
+def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed: dict[str, str]) -> None:
+    """The child's side: ask the probes of ``ids``, appending one answer each to ``answers``.
+
+    ``failed`` describes, by target, the imports that raised.
+    """
+    if activate:
+        gpushim.patch()
+    registry = gpushim.registry()
+    with open(answers, "a") as channel:
+        for id in ids:
+            if each_off:
+                gpushim.unpatch(id)
+            try:
+                said: dict = {"bug": failed.get(registry.library(id).target) or registry[id].probe()}
+            except ProbeCannotRun as why:
+                said = {"cannot_run": str(why)}
+            except Exception as error:
+                said = {"error": f"{type(error).__name__}: {error}"}
+            said["state"] = gpushim.record(id)["state"]
+            if each_off:
+                gpushim.patch(id)
+            channel.write(json.dumps({"id": id, **said}, default=str) + "\n")
+            channel.flush()
+
+
+def ask(
+    mode: Mode,
+    ids: list[str],
+    switches: Optional[dict[str, str]] = None,
+    say: Optional[Callable[[str], None]] = None,
+) -> dict[str, dict]:
+    """The answers of the probes of ``ids`` in ``mode``: one interpreter for them all, one each if that one fails.
+
+    ``switches`` are the ``GPUSHIM_*`` variables the interpreters get;
+    ``say`` hears why the probes are asked again one by one.
+    """
+    if len(ids) > 1:
+        found, trouble, _, _ = _interpreter(mode, ids, switches or {})
+        if not trouble:
+            return found
+        if say:
+            say(f"{trouble}; running each probe in an interpreter of its own")
+    return {id: _alone(mode, id, switches or {}) for id in ids}
+
+
+def _alone(mode: Mode, id: str, switches: dict[str, str]) -> dict:
+    """The answer of ``id``'s probe in an interpreter of its own.
+
+    An interpreter that dies of a signal says that the bug shows, as a
+    double free does; one that fails otherwise, that the probe could not run.
+    """
+    found, trouble, died, stderr = _interpreter(mode, [id], switches)
+    if died:
+        answered = found.get(id, {})
+        return {"id": id, "bug": answered.get("bug") or trouble, "state": answered.get("state", "-")}
+    if trouble:
+        return {"id": id, "error": trouble, "state": "-", "stderr": stderr[-3000:]}
+    return found[id]
+
+
+def _interpreter(mode: Mode, ids: list[str], switches: dict[str, str]) -> tuple[dict[str, dict], str, bool, str]:
+    """The answers of one interpreter asking the probes of ``ids`` in ``mode``.
+
+    Also what went wrong ("" if nothing), whether the interpreter died of a signal, and its standard error.
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
+    env.update(switches)
+    registry = gpushim.registry()
+    targets = sorted({registry.library(id).target for id in ids}) if mode.imports_targets else []
+    each_off = "each off" if mode.each_off else "-"
+    descriptor, answers = tempfile.mkstemp(prefix="gpushim-probes-", suffix=".jsonl")
+    os.close(descriptor)
+    try:
+        try:
+            child = subprocess.run(
+                python_command(_CHILD, answers, mode.activation, each_off, ",".join(targets), *ids),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            trouble, died, stderr = f"the interpreter did not finish within {TIMEOUT} s", False, ""
+        else:
+            stderr = child.stderr
+            died = child.returncode < 0
+            if died:
+                trouble = f"the interpreter died of signal {-child.returncode}"
+            elif child.returncode:
+                said = stderr.strip().splitlines()
+                trouble = f"the interpreter exited with status {child.returncode}: {' '.join(said[-3:])}"
+            else:
+                trouble = ""
+        with open(answers) as channel:
+            found = {answer["id"]: answer for answer in map(json.loads, channel.read().splitlines())}
+    finally:
+        os.unlink(answers)
+    if not trouble and set(found) != set(ids):
+        trouble = "the interpreter ended before every probe answered"
+    return found, trouble, died, stderr
