@@ -57,13 +57,13 @@ class Point:
     def value(self, key: str) -> str:
         return {"library": self.library, "release": self.release, "python": self.python, **dict(self.environment)}[key]
 
-    def matches(self, selection: dict[str, list[str]]) -> bool:
-        """Whether every key of ``selection`` has one of its values here (a key this point lacks never does)."""
-        return all(_has(self, key) and self.value(key) in values for key, values in selection.items())
+    def matches(self, selection: dict[str, list[str]], lacking: bool = False) -> bool:
+        """Whether every key of ``selection`` has one of its values here; a dimension this point lacks matches
+        if ``lacking`` (``--only gast=old`` keeps Warp's points, an exclusion of gast 0.4.0 leaves them)."""
+        return all(self.value(key) in values if self.has(key) else lacking for key, values in selection.items())
 
-
-def _has(point: Point, key: str) -> bool:
-    return key in ("library", "release", "python") or key in dict(point.environment)
+    def has(self, key: str) -> bool:
+        return key in ("library", "release", "python") or key in dict(self.environment)
 
 
 @dataclass
@@ -105,7 +105,8 @@ class Grid:
         return None
 
     def points(self, selection: dict[str, list[str]] | None = None) -> list[Point]:
-        return [p for p in self.every_point() if self.exclusion(p) is None and p.matches(selection or {})]
+        selection = selection or {}
+        return [p for p in self.every_point() if self.exclusion(p) is None and p.matches(selection, lacking=True)]
 
     def requirements(self, point: Point) -> list[str]:
         """The release and its environment's requirements; only the latter are forced over the release's pins."""
