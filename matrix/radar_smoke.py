@@ -187,7 +187,10 @@ def _version(distribution):
 
 
 def _outcome(error):
-    lines = str(error).strip().splitlines()
+    """The original error's type and first line of words (CuPy frames its ImportError in rules of ``=``)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    lines = [line.strip() for line in str(error).splitlines() if any(c.isalnum() for c in line)]
     return f"{type(error).__name__}: {lines[0] if lines else ''}".strip()[:200]
 
 
