@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from matrix.cells import load_cells
-from matrix.radar import Grid, Point, parse_selection
+from matrix.radar import Grid, Point, parse_selection, report
 
 GRID = """
 pythons = ["3.8", "3.12"]
@@ -97,3 +97,14 @@ def test_every_exclusion_of_the_radars_grid_leaves_out_a_point():
 
 def test_the_release_cells_load_beside_the_radars_grid():
     assert "warp-1.6.0" in load_cells()
+
+
+def test_the_report_shows_each_point_without_and_with_gpushim_and_names_the_first_failed_check(grid):
+    failing = {"checks": {"import": "ok", "arrays": "ValueError: Unable to avoid copy", "kernel": "ok"}}
+    passing = {"checks": {"import": "ok", "arrays": "ok", "kernel": "ok"}}
+    results = {"warp-1.0.2-py3.12-numpy-2.x": {"date": "2026-11-25", "without": failing, "with": passing}}
+    text = report(grid, results)
+    assert "| 3.12 | 2.x | F1 / ok | n/a |" in text
+    assert "- F1: `arrays: ValueError: Unable to avoid copy` (1 / 0)" in text
+    assert "1 of 10 points run, the last on 2026-11-25: 1 fail without" in text
+    assert "nvidia-dali-cuda120" not in text
