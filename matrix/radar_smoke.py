@@ -145,6 +145,14 @@ def warp_checks():
         vectors = warp.array([(1.0, 2.0, 3.0)], dtype=warp.vec3, device="cpu")
         assert vectors.numpy().tolist() == [[1.0, 2.0, 3.0]]
 
+    def sequence_values():
+        import warp
+
+        filled = warp.full(2, value=(1.0, 2.0, 3.0), device="cpu")
+        assert filled.numpy().tolist() == [[1.0, 2.0, 3.0]] * 2, filled.numpy()
+        filled.fill_([4.0, 5.0, 6.0])
+        assert filled.numpy().tolist() == [[4.0, 5.0, 6.0]] * 2, filled.numpy()
+
     def kernel(offset):
         def check():
             import numpy
@@ -170,6 +178,7 @@ def warp_checks():
     return [
         ("import", imports),
         ("arrays", arrays),
+        ("sequence-values", sequence_values),
         ("kernel", kernel(lambda: __import__("warp").vec3(1.0, 1.0, 1.0))),
         ("vector-argument", kernel(lambda: (1.0, 1.0, 1.0))),
     ]
