@@ -7,7 +7,9 @@ run the README's Ray and Dask recipes on a local cluster, and ``compare``
 checks that every patched old release behaved as its fixed release did.
 Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
 writes matrix/RESULTS.md from the last run, ``docs`` the README's patch
-table, ``gpu`` the GPU tests and ``demo`` the self-test table.
+table, ``gpu`` the GPU tests, ``demo`` the self-test table and ``radar`` the
+smoke corpus of each library over matrix/radar.toml's grid of releases and
+environments, with and without gpushim, into matrix/RADAR.md.
 
 The engine tests run on every Python gpushim supports (``ENGINE_RUNS``), a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter that is
@@ -83,12 +85,14 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize(("python", "wrapt"), ENGINE_RUNS)
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets, and patches from other distributions; on nox's own Python also the
-    catalogue's declarations and the commands as installed."""
+    catalogue's declarations, the commands as installed and the radar's grid."""
     session.install(".", f"wrapt=={wrapt}", "pip", "hatchling", *TEST_TOOLS)
     if session.python != MAIN_PYTHON:
         session.run("pytest", "tests/engine", "tests/plugins", *session.posargs)
         return
-    session.run("pytest", "tests/engine", "tests/plugins", "tests/catalogue", "tests/cli", *session.posargs)
+    session.run(
+        "pytest", "tests/engine", "tests/plugins", "tests/catalogue", "tests/cli", "tests/radar", *session.posargs
+    )
 
 
 def install_cell(session: nox.Session, cell: str) -> dict:
@@ -216,6 +220,15 @@ def demo(session: nox.Session) -> None:
     """The self-test of the demo cells as one table: each bug without gpushim, and with it."""
     session.install(".")
     session.run("python", "-m", "matrix.results", "--demo", *DEMO_CELLS)
+
+
+@nox.session
+def radar(session: nox.Session) -> None:
+    """matrix/RADAR.md: each library's smoke corpus over matrix/radar.toml's grid of releases and environments
+    (a venv per point under .radar/, kept between runs), without and with gpushim; ``-- --only python=3.12`` runs
+    part of it (``python -m matrix.radar --help``)."""
+    session.install("uv")
+    session.run("python", "-m", "matrix.radar", *session.posargs)
 
 
 @nox.session

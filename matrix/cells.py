@@ -26,7 +26,8 @@ ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", MATRIX.parent / ".artefacts
 
 
 def _libraries() -> list[dict]:
-    return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml"))]
+    """Each library's ``matrix/*.toml``; radar.toml is the radar's grid, not release cells."""
+    return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml")) if path.name != "radar.toml"]
 
 
 def load_cells() -> dict[str, dict]:
