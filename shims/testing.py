@@ -19,7 +19,10 @@ other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects.
 A target whose import raises shows the bug of each of its patches,
 described by the exception: where the bug is the import failing, that is
-what the probe would find.  Probes run in fresh interpreters, all of the
+what the probe would find.  A probe that raises shows its bug the same way:
+an old release that cannot even run the probe in a new environment (Warp
+1.2.0, whose arrays NumPy 2 refuses to make) has the bug as far as its
+users can tell, and with gpushim the probe must run and find nothing.  Probes run in fresh interpreters, all of the
 checked patches' in one per question, and a probe that crashes its
 interpreter is asked again in one of its own, where the crash counts as the
 bug showing.  Only patches whose target is installed are checked.
@@ -57,7 +60,10 @@ for target in {targets!r}:
 import gpushim
 with open(sys.argv[1], "a") as answers:
     for id in sys.argv[2:]:
-        bug = failed.get(gpushim.registry().library(id).target) or gpushim.registry()[id].probe()
+        try:
+            bug = failed.get(gpushim.registry().library(id).target) or gpushim.registry()[id].probe()
+        except Exception as error:
+            bug = "the probe raises " + type(error).__name__ + ": " + str(error)
         answers.write(json.dumps({{"id": id, "bug": bug, "state": gpushim.record(id)["state"]}}) + "\\n")
         answers.flush()
 """
