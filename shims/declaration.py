@@ -118,8 +118,8 @@ class Patch:
         """Declare ``function()`` as this patch's minimal reproduction.
 
         It runs in a fresh interpreter and returns a description of the
-        bug when the bug shows, ``None`` when behaviour is right; crashing
-        the interpreter also counts as the bug showing.
+        bug when the bug shows, ``None`` when behaviour is right; raising,
+        or crashing the interpreter, also counts as the bug showing.
         """
         self.probe = function
         return function

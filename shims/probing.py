@@ -11,9 +11,10 @@ dying counts as the bug showing.
 A probe answers through a file named to its interpreter, one JSON line per
 probe, never through standard output: libraries write there (Warp prints a
 banner when it finds no CUDA driver).  An answer holds what the probe
-returned (``bug``), or why it could not run (``cannot_run``) or what went
-wrong (``error``), and the patch's ``state`` once it answered; what counts
-as the bug showing is for the caller to judge.  The interpreter inherits no
+returned (``bug``), or the exception it raised (``raised``), or why it
+could not run (``cannot_run``), or what went wrong in its interpreter
+(``error``), and the patch's ``state`` once it answered; what counts as the
+bug showing is for the caller to judge.  The interpreter inherits no
 ``GPUSHIM_*`` switch but those the caller names.
 """
 
@@ -100,7 +101,7 @@ def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed:
             except ProbeCannotRun as why:
                 said = {"cannot_run": str(why)}
             except Exception as error:
-                said = {"error": f"{type(error).__name__}: {error}"}
+                said = {"raised": f"{type(error).__name__}: {error}"}
             said["state"] = gpushim.record(id)["state"]
             if each_off:
                 gpushim.patch(id)

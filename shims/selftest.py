@@ -50,7 +50,7 @@ NO_BUG = "no bug"
 
 def _what_the_probe_said(answer: dict) -> str:
     """The bug it described, else why it could not run, else that there was no bug."""
-    return _bug(answer) or answer.get("error") or answer.get("cannot_run") or NO_BUG
+    return _bug(answer) or answer.get("raised") or answer.get("error") or answer.get("cannot_run") or NO_BUG
 
 
 def _bug(answer: dict) -> str | None:
@@ -134,7 +134,7 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     for result in results:
         answer = answers[result["id"]]
         result[state] = _what_the_probe_said(answer)
-        if "error" in answer:
+        if "error" in answer or "raised" in answer:
             result["verdict"] = PROBE_ERROR
         elif "cannot_run" in answer:
             result["verdict"] = CANNOT_RUN

@@ -22,9 +22,13 @@ described by the exception: where the bug is the import failing, that is
 what the probe would find.  The probes are asked through the self-test's
 runner (:mod:`gpushim.probing`), all of the checked patches' in one fresh
 interpreter per question, and a probe that crashes its interpreter is asked
-again in one of its own, where the crash counts as the bug showing; the
-contract judges the answers, and a probe that raises or cannot run fails
-its checks.  Only patches whose target is installed are checked.
+again in one of its own, where the crash counts as the bug showing.  A
+probe that raises shows its bug too, described by the exception: an old
+release that cannot even run the probe in a new environment (Warp 1.2.0,
+whose arrays NumPy 2 refuses to make) has the bug as far as its users can
+tell, and with gpushim the probe must run and find nothing.  A probe that
+cannot run, or whose interpreter fails otherwise, fails its checks.  Only
+patches whose target is installed are checked.
 """
 
 from __future__ import annotations
@@ -93,11 +97,13 @@ def answers(ids: tuple[str, ...], mode: Mode) -> dict[str, dict]:
 
 
 def judged(answer: dict) -> tuple[object, str]:
-    """What the probe returned (the bug shows unless that is ``None``) and its patch's state.
+    """What the probe returned or raised (the bug shows unless that is ``None``) and its patch's state.
 
-    A probe that raised, could not run, or whose interpreter failed otherwise than by dying fails the check.
+    A probe that could not run, or whose interpreter failed otherwise than by dying, fails the check.
     """
     assert "error" not in answer and "cannot_run" not in answer, f"the probe of {answer['id']} did not answer: {answer}"
+    if "raised" in answer:
+        return f"the probe raises {answer['raised']}", answer["state"]
     return answer["bug"], answer["state"]
 
 

@@ -84,6 +84,7 @@ def _probe():
     import warp
 
     warp.config.quiet = True
+    warp.init()  # Warp up to 1.2 makes no array before init
     source = np.arange(8, dtype=np.float32)
     freed = []
     weakref.finalize(source, freed.append, True)

@@ -159,12 +159,15 @@ def _probe():
     import warp
 
     warp.config.quiet = True
+    warp.init()
 
-    @warp.kernel
-    def scale(a: warp.array(dtype=warp.float32)):
+    def scale(a):
         i = warp.tid()
         a[i] *= 3.0
         a[i] /= 2.0
+
+    scale.__annotations__ = {"a": warp.array(dtype=warp.float32)}  # not a string: Warp 1.2 evaluates none
+    scale = warp.kernel(scale)
 
     values = warp.array(np.array([2.0, 4.0], dtype=np.float32), device="cpu")
     warp.launch(scale, dim=2, inputs=[values], device="cpu")

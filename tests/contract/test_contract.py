@@ -26,6 +26,7 @@ class TestContract(Contract):
         import warp
 
         warp.config.quiet = True
+        warp.init()  # Warp up to 1.2 makes no array before init
         array = warp.zeros(3, dtype=warp.float32, device="cpu")
         return {type(array): array}
 
