@@ -31,10 +31,12 @@ found (setuptools' shim installed, nothing happens) and checks that the
 module about to execute has the very import line; anything else is a
 TargetMismatch.
 
-Not backported.  The plugins for JAX, Numba, TensorFlow and PaddlePaddle
-(``nvidia.dali.plugin.jax``, ``plugin.numba.experimental``, ``plugin.tf``,
-``plugin.paddle``) import ``distutils`` too, after their framework, and
-fail the same way on such an environment; they are left alone.
+Not backported.  The framework plugins import ``distutils`` too and are
+left alone: ``nvidia.dali.plugin.numba.experimental`` (every release
+checked, 1.22.0 on) as its first import, so on 1.35.0 with gpushim it still
+raises ``No module named 'distutils'``; ``plugin.tf`` (1.22.0 on),
+``plugin.jax`` (1.27.0 on) and ``plugin.paddle`` (1.30.0 on) after importing
+their framework, which was not installed to try them.
 
 The probe.  A CPU pipeline with conditionals (``enable_conditionals``), which
 goes through the vendored autograph and the ``compat_assign`` that
