@@ -69,9 +69,12 @@ def reference_of(id: str) -> str | None:
     return load_references().get(id)
 
 
-def reference_record(id: str) -> dict | None:
-    """The outcomes the reference release of patch ``id`` recorded, unpatched, if its cell ran."""
-    for path in sorted(ARTEFACTS.glob(f"{id}@*.json")):
+def reference_record(id: str, folder: Path = ARTEFACTS) -> dict | None:
+    """The outcomes the reference release of patch ``id`` recorded, unpatched, if its cell ran.
+
+    Only records of one ``folder`` compare: a cell on a Python of its own records in a folder of that Python.
+    """
+    for path in sorted(folder.glob(f"{id}@*.json")):
         document = json.loads(path.read_text())
         if document["release"] == reference_of(id) and document["state"] != "applied":
             return document

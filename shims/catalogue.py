@@ -116,6 +116,8 @@ def validate(patch: Patch, id: str) -> None:
             releases.is_affected("0", specifier)
         except Exception as error:
             raise InvalidDeclaration(f"{id}: {name} {specifier!r} is not a version specifier ({error})") from None
+    if patch.fixed_in is None:
+        return
     try:
         fixed = releases.is_affected(patch.fixed_in, patch.affected)
     except Exception as error:

@@ -90,7 +90,7 @@ def patch_table(records: list[dict] | None = None) -> str:
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
         rows.append(
-            f"| `{labelled(record)}` | {record['target']} | `{record['affected']}` | {record['fixed_in']} "
+            f"| `{labelled(record)}` | {record['target']} | `{record['affected']}` | {record['fixed_in'] or 'not yet'} "
             f"| {record['upstream']} | {record['summary']} |"
         )
     return "\n".join(rows)

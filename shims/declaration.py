@@ -26,7 +26,8 @@ class Patch:
     """An upstream fix, the releases that lack it, and how to backport it.
 
     ``affected`` is a PEP 440 specifier of the target's releases that have the
-    bug; ``fixed_in`` is the first release with the upstream fix.  ``only_with``
+    bug; ``fixed_in`` is the first release with the upstream fix, None where
+    no release has one (a drift that upstream has not fixed).  ``only_with``
     names other distributions the bug needs, with their ranges (the NumPy 2
     bugs of CuPy: ``{"numpy": ">=2"}``); an install outside them is
     ``not-affected``.  ``module`` names the module the patch changes when the
@@ -66,7 +67,7 @@ class Patch:
         *,
         id: str,
         affected: str,
-        fixed_in: str,
+        fixed_in: str | None,
         issue: str,
         fix: str,
         summary: str,

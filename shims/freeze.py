@@ -36,8 +36,8 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
 
     ``records`` are status records, those of :func:`gpushim.status` by
     default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
-    patches in range for it (None when there are none): upgrading to it makes
-    them all unnecessary.  Versions are compared as :mod:`gpushim.releases`
+    patches in range for it (None when there are none, or one of them has no
+    fix upstream): upgrading to it makes them all unnecessary.  Versions are compared as :mod:`gpushim.releases`
     compares them, so that plain releases need no ``packaging``.
     ``patch_distributions`` are the other distributions whose patches the
     records name, with their installed version and the ids of theirs that
@@ -71,10 +71,14 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         if record["state"] in _UNRELATED:
             continue
         release["patches"].append({"id": labelled(record), "state": record["state"]})
-        if record["state"] in _IN_RANGE and (
-            release["fixed_in"] is None or releases.is_affected(record["fixed_in"], f">{release['fixed_in']}")
-        ):
+        if record["state"] not in _IN_RANGE or release.get("unfixed"):
+            continue
+        if record["fixed_in"] is None:
+            release["unfixed"], release["fixed_in"] = True, None
+        elif release["fixed_in"] is None or releases.is_affected(record["fixed_in"], f">{release['fixed_in']}"):
             release["fixed_in"] = record["fixed_in"]
+    for release in found.values():
+        release.pop("unfixed", None)
     return {
         "gpushim": gpushim.__version__,
         "patch_distributions": patch_distributions,

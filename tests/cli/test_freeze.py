@@ -108,6 +108,13 @@ def test_inactive_pending_applied_and_failed_patches_are_listed_and_counted_for_
     assert release["fixed_in"] == "1.10"
 
 
+def test_a_patch_in_range_that_upstream_has_not_fixed_leaves_no_release_to_upgrade_to():
+    records = [record("synth.a", "pending", fixed_in="1.9"), record("synth.b", "applied", fixed_in=None)]
+    (release,) = freeze(records)["releases"]
+    assert (release["fixed_in"], set(release)) == (None, {"distribution", "version", "target", "patches", "fixed_in"})
+    assert "none of these is needed" not in format_freeze(freeze(records))
+
+
 def test_the_text_of_a_release_that_no_patch_concerns():
     lines = format_freeze(freeze([record("synth.a", "not-affected", version="2.3.0")])).splitlines()
     assert lines[-2:] == ["synthlib-cuda12==2.3.0", "#   no gpushim patch applies to this release"]

@@ -18,19 +18,30 @@ REFERENCES = load_references()
 
 
 def recorded(state: str) -> list[Path]:
-    paths = sorted(ARTEFACTS.glob("*@*.json"))
+    """The records in ``state``, of cells on nox's Python and, each in its folder, of cells on a Python of their own."""
+    paths = sorted(ARTEFACTS.glob("*@*.json")) + sorted(ARTEFACTS.glob("python-*/*@*.json"))
     return [path for path in paths if json.loads(path.read_text())["state"] == state]
 
 
-@pytest.mark.parametrize("artefact", recorded("applied"), ids=lambda path: path.stem)
+def label(path: Path) -> str:
+    return str(path.relative_to(ARTEFACTS).with_suffix(""))
+
+
+@pytest.mark.parametrize("artefact", recorded("applied"), ids=label)
 def test_patched_release_matches_its_reference(artefact):
     patched = json.loads(artefact.read_text())
-    reference = reference_record(patched["patch"])
+    reference = reference_record(patched["patch"], artefact.parent)
+    if reference is None and artefact.parent != ARTEFACTS:
+        pytest.skip(f"no reference cell recorded on {artefact.parent.name}")
     if reference is None:
         pytest.fail(f"no outcomes recorded for {REFERENCES[patched['patch']]}; run its matrix cell")
     assert patched["outcomes"] == reference["outcomes"]
 
 
 def test_every_patch_was_compared():
-    compared = {json.loads(path.read_text())["patch"] for path in recorded("applied")}
+    compared = {
+        json.loads(path.read_text())["patch"]
+        for path in recorded("applied")
+        if reference_record(json.loads(path.read_text())["patch"], path.parent) is not None
+    }
     assert compared == set(REFERENCES)

@@ -1,0 +1,90 @@
+"""dali.distutils_missing: on Python 3.12 without setuptools, ``import nvidia.dali`` needs ``distutils``.
+
+The corpus (``tests/dali/cpu_corpus.py``) runs CPU pipelines, conditionals
+through the vendored autograph among them, over several dtypes; an
+interpreter that imports DALI for the first time, the patch applied, records
+it.  The cell ``dali-1.35.0-py312`` (a uv venv: no setuptools, so no
+``distutils``) records it patched, ``dali-1.35.0-py312-setuptools`` (the
+environment 1.35.0 was built for) as the reference.  What is special to this
+bug: the ``distutils`` provided for DALI's ``gast_util`` must be gone for
+user code, and its ``LooseVersion`` must compare as distutils' does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpushim.patches.dali.distutils_missing import LooseVersion, patch
+from tests.dali.cpu_corpus import record_in_a_fresh_interpreter
+from tests.support import gate, run_python
+
+GATE = gate(patch)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@GATE.recorded_only
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="its records compare on Python 3.12 only")
+def test_faithful_pipelines_give_what_the_release_gives_with_setuptools():
+    """Recorded patched on Python 3.12 without setuptools, and on the reference with it; the matrix compares them."""
+    document = record_in_a_fresh_interpreter(patch, str(ROOT))
+    assert document["state"] == ("applied" if GATE.affected else "not-affected")
+    outcomes = document["outcomes"]
+    assert [sample["values"] for sample in outcomes["conditional, both branches, int32"]] == [
+        [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+        [[10, 8, 6, 4], [2, 14, 12, 10], [8, 6, 4, 2]],
+    ]
+    assert not [name for name, outcome in outcomes.items() if "raises" in outcome]
+
+
+@GATE.affected_only
+def test_user_code_cannot_import_distutils_after_dali_imported_with_gpushim():
+    """One interpreter: nothing stayed in ``sys.modules``, the import fails as without gpushim, status says why."""
+    code = "\n".join(
+        [
+            "import gpushim.auto, gpushim, sys",
+            "import nvidia.dali",
+            "assert 'distutils' not in sys.modules and 'distutils.version' not in sys.modules",
+            f"print(gpushim.record({patch.id!r}).reason)",
+            "try:",
+            "    import distutils",
+            "except ModuleNotFoundError as error:",
+            "    print(error)",
+        ]
+    )
+    finished = run_python(code)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert finished.stdout.splitlines()[-2:] == [
+        f"Python {python} >=3.12; no module named distutils",
+        "No module named 'distutils'",
+    ]
+
+
+VERSIONS = ["0.4", "0.4.0", "0.5", "0.5.3", "0.7.0", "0.2", "1.0rc1", "1.0.post1", "10.1", "2.0.0.dev0", "0.10", "0.9"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distutils") is None, reason="no distutils to compare with here")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("other", VERSIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_loose_version_compares_as_distutils_does(version, other):
+    from distutils.version import LooseVersion as Theirs
+
+    def comparisons(cls):
+        outcomes = []
+        for compare in ("__lt__", "__le__", "__eq__", "__ge__", "__gt__"):
+            for right in (cls(other), other):
+                try:
+                    outcomes.append(getattr(cls(version), compare)(right))
+                except TypeError as error:
+                    outcomes.append(f"TypeError {error}")
+        outcomes.append(other < cls(version))
+        return outcomes
+
+    assert comparisons(LooseVersion) == comparisons(Theirs)
+    ours, theirs = LooseVersion(version), Theirs(version)
+    assert (str(ours), ours.version) == (str(theirs), theirs.version)
