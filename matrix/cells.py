@@ -35,7 +35,10 @@ def load_cells() -> dict[str, dict]:
     A library's ``install`` goes into each of its cells beside the cell's own.
 
     ``pip`` is what a cell installs by pip beside its ``install`` (torch,
-    which uv would fetch as a CUDA build of several GB).  ``gpu-install`` (by
+    which uv would fetch as a CUDA build of several GB).  ``no-deps`` is what
+    it installs without its requirements, over them (a release forced onto a
+    NumPy it excludes); ``pytest`` are options of the cell's test run
+    (``--gpushim`` where the library imports only with gpushim active).  ``gpu-install`` (by
     uv) and ``gpu-pip`` (by pip) are what the library's GPU tests need beside
     the cell's own requirements, on a GPU host only.
     """
@@ -43,6 +46,8 @@ def load_cells() -> dict[str, dict]:
     return {
         cell["name"]: {
             "pip": [],
+            "no-deps": [],
+            "pytest": [],
             "benchmarks": [],
             "gpu-install": [],
             "gpu-pip": [],

@@ -19,7 +19,8 @@ other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects.
 A target whose import raises shows the bug of each of its patches,
 described by the exception: where the bug is the import failing, that is
-what the probe would find.  Probes run in fresh interpreters, all of the
+what the probe would find, and only gpushim made active before that import
+can fix it (a Cython module whose initialisation failed stays broken).  Probes run in fresh interpreters, all of the
 checked patches' in one per question, and a probe that crashes its
 interpreter is asked again in one of its own, where the crash counts as the
 bug showing.  Only patches whose target is installed are checked.
@@ -187,7 +188,14 @@ class Contract:
 
     @pytest.mark.parametrize("order", [GPUSHIM_FIRST, TARGET_FIRST], ids=["gpushim first", "target first"])
     def test_effective_with_gpushim_before_or_after_the_target(self, id, expected, order):
+        if order == TARGET_FIRST and self.import_fails_without_gpushim(id):
+            pytest.skip("the target's import raises without gpushim: only gpushim active before it can fix it")
         assert self.probe(id, order) == (None, expected)
+
+    def import_fails_without_gpushim(self, id: str) -> bool:
+        """Whether importing the target of ``id`` raises without gpushim (a module left half-initialised stays so)."""
+        bug, _ = self.probe(id, WITHOUT)
+        return bool(bug) and bug.startswith(f"import {gpushim.registry().library(id).target} raises ")
 
     def test_disabling_the_patch_brings_the_bug_back(self, id, expected):
         if expected != APPLIED:
