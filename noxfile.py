@@ -133,7 +133,8 @@ def matrix(session: nox.Session, cell: str) -> None:
     outcomes = ARTEFACTS / f"python-{spec['python']}" if "python" in spec else ARTEFACTS
     env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
     _, _, pytest_args = split_posargs(session.posargs)
-    session.run("pytest", *spec["pytest"], "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args, env=env)
+    tests = [*spec["pytest"], "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args]
+    session.run("pytest", *tests, env=env)
     run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "matrix.cell_states")
     save_selftest(session, cell)
 

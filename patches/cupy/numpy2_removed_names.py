@@ -55,7 +55,10 @@ is what those reads find; nothing outside these modules sees it.
 Not backported.  The stand-ins are 13.2.0's answer, not NumPy 1's
 functions: ``cupy.find_common_type``, ``get_array_wrap``,
 ``set_string_function``, ``disp`` and ``safe_eval`` raise RuntimeError where
-13.1.0 on NumPy 1.26 runs NumPy's.  What 13.2.0 left reading removed names is
+13.1.0 on NumPy 1.26 runs NumPy's.  What NumPy 2 itself changed stays:
+``cupy.RankWarning`` is NumPy 2's, a RuntimeWarning (NumPy 1's was a
+UserWarning), and ``sctype2char`` of an abstract type (``numpy.integer``)
+raises where NumPy 1.26's dtype converted it with a DeprecationWarning.  What 13.2.0 left reading removed names is
 left as it is: ``numpy.ComplexWarning`` in ``cupy._core.core``, ``_dtype``
 and ``_reduction`` (a complex to real ``astype``), ``np.compat`` in
 ``cupy.fft``, ``np.issubclass_`` in ``cupyx.scipy.signal`` and
@@ -245,7 +248,6 @@ def _give_the_view(cupy, journal):
 def _probe():
     """An invalid axis through ``cupy._core.internal``, where most of CuPy's axis arguments are checked."""
     import numpy
-
     from cupy._core import internal
 
     try:
