@@ -183,6 +183,8 @@ class Contract:
         assert state == expected
 
     def test_needed_the_probe_shows_the_bug_without_gpushim_exactly_where_it_applies(self, id, expected):
+        if self.import_fails_without_gpushim(id) and gpushim.registry()[id].before is None:
+            pytest.skip("the target's import raises without gpushim: this patch's probe cannot run without it")
         bug, _ = self.probe(id, WITHOUT)
         assert (bug is not None) == (expected == APPLIED), bug
 
