@@ -43,7 +43,7 @@ from ``numpy`` again, whether or not the import succeeded, so that user code
 sees NumPy 2 as it is (status says what was lent); CuPy keeps the objects its
 import bound.  For the call-time reads, the modules that make them
 (``cupy._core.internal``, ``_routines_indexing``, ``_routines_manipulation``,
-``_routines_sorting``, ``_routines_statistics``, ``fusion``,
+``_routines_sorting``, ``_routines_statistics``,
 ``cupy.lib._routines_poly``, ``cupyx.jit._compile``,
 ``cupyx.scipy.fft._realtransforms``, all loaded by ``import cupy``) get a view
 of ``numpy`` as their global ``numpy``: a module that holds the exceptions and
@@ -63,8 +63,11 @@ left as it is: ``numpy.ComplexWarning`` in ``cupy._core.core``, ``_dtype``
 and ``_reduction`` (a complex to real ``astype``), ``np.compat`` in
 ``cupy.fft``, ``np.issubclass_`` in ``cupyx.scipy.signal`` and
 ``cupy.bool8``/``int0``/``uint0``.  Modules that ``import cupy`` does not load
-are not given the view.  NumPy 2's other changes (NEP 50 promotion, ``copy=``)
-have patches of their own.
+are not given the view, nor is ``cupy._core.fusion``, whose global ``numpy``
+``cupy.fuse_python_scalar`` replaces with a view of its own: a reduction
+with an invalid axis inside ``cupy.fuse`` still meets ``numpy.AxisError``.
+NumPy 2's other changes (NEP 50 promotion, ``copy=``) have patches of their
+own.
 
 The probe.  ``cupy._core.internal._normalize_axis_index(3, 1)`` must raise
 NumPy's AxisError; on an affected release the import already fails, which the
@@ -116,7 +119,6 @@ _CALL_TIME_READERS = (
     "cupy._core._routines_manipulation",
     "cupy._core._routines_sorting",
     "cupy._core._routines_statistics",
-    "cupy._core.fusion",
     "cupy.lib._routines_poly",
     "cupyx.jit._compile",
     "cupyx.scipy.fft._realtransforms",
