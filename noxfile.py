@@ -102,6 +102,8 @@ def install_cell(session: nox.Session, cell: str) -> dict:
         session.skip(f"not among {names}")
     spec = CELLS[cell]
     session.install(*options, *spec["install"], ".", *TEST_TOOLS)
+    if spec["no-deps"]:
+        session.install(*options, "--no-deps", *spec["no-deps"])
     if spec["pip"]:
         session.install("pip")
         session.run("python", "-m", "pip", "install", *options, *spec["pip"])
@@ -143,7 +145,8 @@ def matrix(session: nox.Session, cell: str) -> None:
     outcomes = ARTEFACTS / f"python-{spec['python']}" if "python" in spec else ARTEFACTS
     env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
     _, _, pytest_args = split_posargs(session.posargs)
-    session.run("pytest", "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args, env=env)
+    tests = [*spec["pytest"], "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args]
+    session.run("pytest", *tests, env=env)
     run_into(session, ARTEFACTS / "cells" / f"{cell}.states.json", "python", "-m", "matrix.cell_states")
     save_selftest(session, cell)
 

@@ -38,7 +38,10 @@ def load_cells() -> dict[str, dict]:
     bug, each in one release (``tests/matrix/test_demo.py`` checks that).
 
     ``pip`` is what a cell installs by pip beside its ``install`` (torch,
-    which uv would fetch as a CUDA build of several GB).  ``gpu-install`` (by
+    which uv would fetch as a CUDA build of several GB).  ``no-deps`` is what
+    it installs without its requirements, over them (a release forced onto a
+    NumPy it excludes); ``pytest`` are options of the cell's test run
+    (``--gpushim`` where the library imports only with gpushim active).  ``gpu-install`` (by
     uv) and ``gpu-pip`` (by pip) are what the library's GPU tests need beside
     the cell's own requirements, on a GPU host only.
     """
@@ -47,6 +50,8 @@ def load_cells() -> dict[str, dict]:
         cell["name"]: {
             "pip": [],
             "demo": False,
+            "no-deps": [],
+            "pytest": [],
             "benchmarks": [],
             "gpu-install": [],
             "gpu-pip": [],

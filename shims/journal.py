@@ -292,6 +292,8 @@ class Journal:
     def __init__(self) -> None:
         self.entries: list[Replacement] = []
         self.provided: dict[str, object] = {}
+        self.lent: list[tuple[object, str, object]] = []
+        self.lent_names: list[str] = []  # what was ever lent, for status: it outlives the withdrawal
 
     def provide(self, name: str, module: object) -> object:
         """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
@@ -305,12 +307,30 @@ class Journal:
         self.provided[name] = module
         return module
 
+    def lend(self, owner: object, name: str, value: object) -> object:
+        """Bind ``owner.name`` to ``value`` until :meth:`withdraw`, for a module about to execute.
+
+        For a shared object that only the executing module must see changed
+        (a name NumPy 2 removed, on ``numpy``): only a name ``owner`` does not
+        hold itself can be lent, and it is deleted again, not restored.
+        """
+        if name in vars(owner):
+            raise TargetMismatch(f"{_describe(owner)} already holds {name!r}")
+        setattr(owner, name, value)
+        self.lent.append((owner, name, value))
+        self.lent_names.append(f"{_describe(owner)}.{name}")
+        return value
+
     def withdraw(self) -> None:
-        """Remove what :meth:`provide` put in ``sys.modules``, where it still holds it."""
+        """Remove what :meth:`provide` put in ``sys.modules`` and what :meth:`lend` bound, where each still holds it."""
         while self.provided:
             name, module = self.provided.popitem()
             if sys.modules.get(name) is module:
                 del sys.modules[name]
+        while self.lent:
+            owner, name, value = self.lent.pop()
+            if vars(owner).get(name) is value:
+                delattr(owner, name)
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
         """Bind ``name`` to ``new`` on each owner, remembering what was there.

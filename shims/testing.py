@@ -29,9 +29,14 @@ whose arrays NumPy 2 refuses to make) has the bug as far as its users can
 tell, and with gpushim the probe must run and find nothing.  A probe that
 cannot run, or whose interpreter fails otherwise, fails its checks.  With
 gpushim imported after a target whose import raised, the target is imported
-again, as its user would.  A patch that acts only before a module executes
-leaves nothing in place once it has: only the probes check it.  Only patches
-whose target is installed are checked.
+again, as its user would; where that import raises again (a Cython module
+whose initialisation failed stays broken), only gpushim made active before
+it can fix it, and that order is not checked.  Where a target cannot be
+imported without the patches that act before it, the other patches' probes
+cannot run without gpushim: their need is not checked there.  A patch that
+acts only before a module executes leaves nothing in place once it has:
+only the probes check it.  Only patches whose target is installed are
+checked.
 """
 
 from __future__ import annotations
@@ -174,13 +179,19 @@ class Contract:
 
     def test_needed_the_probe_shows_the_bug_without_gpushim_exactly_where_it_applies(self, id, expected):
         bug, _ = self.probe(id, WITHOUT)
-        if expected != APPLIED and _is_import_failure(id, bug):
-            pytest.skip(f"{bug}: that is the bug of the patches that apply here; {id} cannot tell its own")
+        fixes_the_import = expected == APPLIED and gpushim.registry()[id].before is not None
+        if _is_import_failure(id, bug) and not fixes_the_import:
+            pytest.skip(
+                f"{bug}: that is the bug of the patches that act before it; {id}'s probe cannot run without them"
+            )
         assert (bug is not None) == (expected == APPLIED), bug
 
     @pytest.mark.parametrize("order", [GPUSHIM_FIRST, TARGET_FIRST], ids=["gpushim first", "target first"])
     def test_effective_with_gpushim_before_or_after_the_target(self, id, expected, order):
-        assert self.probe(id, order) == (None, expected)
+        bug, state = self.probe(id, order)
+        if order == TARGET_FIRST and _is_import_failure(id, bug):
+            pytest.skip(f"{bug}, again after import gpushim.auto: only gpushim active before that import can fix it")
+        assert (bug, state) == (None, expected)
 
     def test_disabling_the_patch_brings_the_bug_back(self, id, expected):
         if expected != APPLIED:

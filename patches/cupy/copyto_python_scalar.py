@@ -12,9 +12,9 @@ with a Python number goes through that line: ``cupy.copyto(x, 1.5)``, and in
 with Python numbers across CuPy and cupyx (nanmedian, piecewise,
 ``cupyx.scipy.ndimage`` filter weights, ``cupyx.scipy.sparse``...).  Inside
 ``cupy.fuse`` both code generators fail the same way on ``cupy.copyto(x,
-1.5)``.  CuPy 13.2.0 does this with NumPy >= 2; 13.0 and 13.1 require NumPy
-< 1.29 and do not import under NumPy 2 (``numpy.float_``,
-``numpy.AxisError``); with NumPy 1 the release works.
+1.5)``.  CuPy 13.0.0 to 13.2.0 do this with NumPy >= 2 (13.0 and 13.1
+require NumPy < 1.29 and import under NumPy 2 only with
+``cupy.numpy2_removed_names``); with NumPy 1 the release works.
 
 Fixed upstream.  cupy/cupy#8391 (duplicate #8393), fixed by cupy/cupy#8430,
 backported to v13 by #8435, released in 13.3.0.  13.3.0 asks NumPy itself
@@ -56,7 +56,7 @@ from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
     id="cupy.copyto_python_scalar",
-    affected=">=13.2.0,<13.3.0",
+    affected=">=13.0.0,<13.3.0",
     fixed_in="13.3.0",
     issue="cupy/cupy#8391",
     fix="cupy/cupy#8430 (backport #8435)",

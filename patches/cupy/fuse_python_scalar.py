@@ -9,8 +9,9 @@ value is the Python int/float/complex/bool itself, and NumPy 2 refuses Python
 scalars in ``can_cast`` (NEP 50) with a TypeError.  ``cupy.fuse`` then falls
 back for good to its newer generator, ``cupy._core.new_fusion``: a different
 kernel, and on these releases one that writes ``inf``/``nan`` constants as
-bare identifiers (see ``cupy.fuse_inf_nan``).  CuPy 13.2.0 to 13.4.0 do this
-with NumPy >= 2 (13.0 and 13.1 do not run on NumPy 2).
+bare identifiers (see ``cupy.fuse_inf_nan``).  CuPy 13.0.0 to 13.4.0 do this
+with NumPy >= 2 (13.0 and 13.1 import under it only with
+``cupy.numpy2_removed_names``).
 
 Fixed upstream.  cupy/cupy#8536, fixed by cupy/cupy#9012 (hot-fix backport
 #9016) in 13.4.1, which asks instead whether the scalar would promote the
@@ -55,7 +56,7 @@ from gpushim.patches.cupy import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",
-    affected=">=13.2.0,<13.4.1",
+    affected=">=13.0.0,<13.4.1",
     fixed_in="13.4.1",
     issue="cupy/cupy#8536",
     fix="cupy/cupy#9012 (hot-fix #9016)",

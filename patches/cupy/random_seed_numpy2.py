@@ -10,9 +10,9 @@ dtype('uint64') according to the rule 'safe'``.  ``cupy.random.seed(s)`` calls
 ``get_random_state().seed(s)`` and ``RandomState(s)`` calls ``self.seed(s)``,
 so both fail; the ``CUPY_SEED`` variable does not, because
 ``get_random_state`` passes it on as ``numpy.uint64(int(value))``, which the
-safe cast accepts.  CuPy 13.2.0 does this with NumPy >= 2; 13.0 and 13.1
-require NumPy < 1.29 and do not import under NumPy 2; with NumPy 1 the
-release works.
+safe cast accepts.  CuPy 13.0.0 to 13.2.0 do this with NumPy >= 2 (13.0 and
+13.1 require NumPy < 1.29 and import under NumPy 2 only with
+``cupy.numpy2_removed_names``); with NumPy 1 the release works.
 
 Fixed upstream.  cupy/cupy#8392 (duplicate #8648), fixed by cupy/cupy#8429,
 backported to v13 by #8439, released in 13.3.0.  13.3.0 checks the seed
@@ -45,7 +45,7 @@ from gpushim import Parameters, Patch, expect
 
 patch = Patch(
     id="cupy.random_seed_numpy2",
-    affected=">=13.2.0,<13.3.0",
+    affected=">=13.0.0,<13.3.0",
     fixed_in="13.3.0",
     issue="cupy/cupy#8392",
     fix="cupy/cupy#8429 (backport #8439)",
