@@ -44,7 +44,8 @@ probe to come, and stays as released here.  1.6.0's new test.
 
 The probe.  ``y[i] = 2.0 * x[i]`` on the CPU with ``x`` a NumPy array of ones,
 then ``tape.backward`` with a gradient of ones on ``y``: ``x`` must still be
-ones.
+ones.  Releases before 1.3 refuse the NumPy array at the launch, which is no
+bug of this patch's.
 """
 
 from __future__ import annotations
@@ -122,16 +123,23 @@ def _probe():
     warp.config.quiet = True
     warp.init()
 
-    @warp.kernel
-    def double(x: warp.array(dtype=warp.float32), y: warp.array(dtype=warp.float32)):
+    def double(x, y):
         i = warp.tid()
         y[i] = 2.0 * x[i]
 
+    # Not string annotations: Warp up to 1.2 evaluates none.
+    double.__annotations__ = {"x": warp.array(dtype=warp.float32), "y": warp.array(dtype=warp.float32)}
+    double = warp.kernel(double)
     x = np.ones(4, dtype=np.float32)
     y = warp.zeros(4, dtype=warp.float32, device="cpu", requires_grad=True)
     tape = warp.Tape()
-    with tape:
-        warp.launch(double, dim=4, inputs=[x], outputs=[y], device="cpu")
+    try:
+        with tape:
+            warp.launch(double, dim=4, inputs=[x], outputs=[y], device="cpu")
+    except RuntimeError as error:
+        if "expects an array" in str(error):
+            return None  # Warp before 1.3 refuses the NumPy array: there is nothing to overwrite
+        raise
     tape.backward(grads={y: warp.ones(4, dtype=warp.float32, device="cpu")})
     if x.tolist() != [1.0, 1.0, 1.0, 1.0]:
         return f"a NumPy input of ones reads {x.tolist()} after tape.backward, not [1.0, 1.0, 1.0, 1.0]"
