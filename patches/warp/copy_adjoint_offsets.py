@@ -26,8 +26,10 @@ so copies recorded before the patch was applied are fixed too.  The wrapper
 binds the call as ``adj_copy`` binds it and hands the release's function
 ``src_offset`` as ``dest_offset`` and ``dest_offset`` as ``src_offset``, so
 that Warp's own ``copy`` reads the adjoint of ``dest`` from where the
-forward wrote and writes the adjoint of ``src`` where it read.  Nothing here
-is compiled into kernels; Warp's module hashes and kernel cache are
+forward wrote and writes the adjoint of ``src`` where it read.  The ranged
+copies between non-contiguous arrays that warp.copy_strided_offsets takes
+over record their gradient without ``adj_copy``, already swapped.  Nothing
+here is compiled into kernels; Warp's module hashes and kernel cache are
 unaffected.
 
 Not backported.  1.15.0's tests.  The 1.1.x gradients, which ignore the

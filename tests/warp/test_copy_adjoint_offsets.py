@@ -110,7 +110,8 @@ def between_kernels():
         warp.copy(z, y, dest_offset=0, src_offset=2, count=3)
         warp.launch(sum_of_squares, dim=4, inputs=[z], outputs=[loss], device="cpu")
     tape.backward(loss=loss)
-    return {"loss": listed(loss), "x grad": listed(x.grad), "y grad": listed(y.grad)}
+    # not y.grad: 1.14.0 and 1.15.0 zero it once it is read, 1.5.1 keeps it
+    return {"loss": listed(loss), "x grad": listed(x.grad)}
 
 
 def run_corpus():
