@@ -218,3 +218,15 @@ def test_a_target_whose_import_raises_shows_the_bug_described_by_the_exception(s
     assert printed == (
         "import gpushim_example_target raises ModuleNotFoundError: No module named 'gpushim_example_nowhere'\n"
     )
+
+
+def test_a_probe_that_raises_shows_the_bug_described_by_the_exception(sites, affected):
+    """As Warp 1.2.0 under NumPy 2, which cannot make the arrays the probes of its other patches make."""
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write("def compute(x):\n    raise RuntimeError('cannot compute')\n")
+    printed = python(
+        f"from gpushim.testing import WITHOUT, probes; print(probes(({ID!r},), WITHOUT)[{ID!r}][0])",
+        sites["example"],
+        affected,
+    )
+    assert printed == "the probe raises RuntimeError: cannot compute\n"

@@ -170,13 +170,17 @@ def fills(warp):
 
 
 def kernel_arguments(warp):
-    @warp.kernel
-    def store(
-        v: warp.vec3, m: warp.mat22, vectors: warp.array(dtype=warp.vec3), matrices: warp.array(dtype=warp.mat22)
-    ):
+    def store(v, m, vectors, matrices):
         vectors[0] = v
         matrices[0] = m
 
+    store.__annotations__ = {  # not strings: Warp 1.2 evaluates none
+        "v": warp.vec3,
+        "m": warp.mat22,
+        "vectors": warp.array(dtype=warp.vec3),
+        "matrices": warp.array(dtype=warp.mat22),
+    }
+    store = warp.kernel(store)
     vectors = {
         "tuple": (1.0, 2.0, 3.0),
         "list of ints": [1, 2, 3],
