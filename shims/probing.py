@@ -52,19 +52,18 @@ class Mode(NamedTuple):
     ``gpushim.unpatch(id)`` and ``gpushim.patch(id)`` of its own patch.
     """
 
-    name: str
     activation: str
     imports_targets: bool
     each_off: bool
 
 
 # The self-test's two states: only the probed patch off (as with GPUSHIM_DISABLE=id), and every patch on.
-EACH_WITHOUT_ITS_PATCH = Mode("each without its patch", "patch", False, True)
-WITH_THE_PATCHES = Mode("with the patches", "patch", False, False)
+EACH_WITHOUT_ITS_PATCH = Mode(activation="patch", imports_targets=False, each_off=True)
+WITH_THE_PATCHES = Mode(activation="patch", imports_targets=False, each_off=False)
 # The contract's: gpushim imported after the targets and never active, and active before or after them.
-WITHOUT_GPUSHIM = Mode("without gpushim", "never", True, False)
-GPUSHIM_FIRST = Mode("gpushim first", "auto first", True, False)
-TARGET_FIRST = Mode("target first", "auto after", True, False)
+WITHOUT_GPUSHIM = Mode(activation="never", imports_targets=True, each_off=False)
+GPUSHIM_FIRST = Mode(activation="auto first", imports_targets=True, each_off=False)
+TARGET_FIRST = Mode(activation="auto after", imports_targets=True, each_off=False)
 
 # The child's first steps: it imports nothing of gpushim before the targets unless gpushim comes first.
 _CHILD = """

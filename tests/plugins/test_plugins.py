@@ -230,3 +230,27 @@ def test_a_probe_that_raises_shows_the_bug_described_by_the_exception(sites, aff
         affected,
     )
     assert printed == "the probe raises RuntimeError: cannot compute\n"
+
+
+@pytest.mark.parametrize(
+    ("mode", "before_the_target"),
+    [("WITHOUT_GPUSHIM", False), ("TARGET_FIRST", False), ("GPUSHIM_FIRST", True)],
+)
+def test_the_runner_imports_gpushim_before_the_target_only_where_gpushim_comes_first(
+    sites, affected, tmp_path, mode, before_the_target
+):
+    """Without gpushim means none of it imported when the target is, not one patch switched off."""
+    seen = tmp_path / "seen"
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write(
+            "import os, sys\n"
+            "with open(os.environ['EXAMPLE_SEEN'], 'w') as seen:\n"
+            "    seen.write(' '.join(name for name in sys.modules if name.split('.')[0] == 'gpushim'))\n"
+        )
+    python(
+        f"from gpushim import probing; probing.ask(probing.{mode}, [{ID!r}])",
+        sites["example"],
+        affected,
+        env={"EXAMPLE_SEEN": str(seen)},
+    )
+    assert bool(seen.read_text()) == before_the_target, seen.read_text()
