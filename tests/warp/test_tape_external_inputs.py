@@ -14,6 +14,8 @@ __future__ import annotations`` here: Warp reads the kernels' annotations as
 types.
 """
 
+from typing import Any
+
 import numpy as np
 
 from gpushim.patches.warp.tape_external_inputs import patch
@@ -87,6 +89,12 @@ def parameters(
     if flag:
         k = k + 1.0
     y[i] = k * x[i]
+
+
+@wp.kernel
+def generic_scale(x: wp.array(dtype=Any), s: Any, y: wp.array(dtype=Any)):
+    i = wp.tid()
+    y[i] = s * x[i]
 
 
 def floats(values, dtype=np.float32):
@@ -289,22 +297,49 @@ def direct_adjoint_cases():
     inputs = [x, 2.0, 3, True, wp.vec3(1.0, 2.0, 3.0), wp.mat22(1.0, 0.5, 0.0, 1.0)]
     outcomes = {}
     for name, x_adjoint in (("x's grad", x.grad), ("a NumPy array", np.zeros(N, dtype=np.float32))):
-        try:
-            wp.launch(
-                parameters,
-                dim=N,
-                inputs=inputs,
-                outputs=[y],
-                adj_inputs=[x_adjoint, None, None, None, None, None],
-                adj_outputs=[y.grad],
-                adjoint=True,
-                device="cpu",
-            )
-        except Exception as error:
-            outcomes[name] = f"{type(error).__name__}: {error}"
-        else:
-            outcomes[name] = x_adjoint.tolist() if isinstance(x_adjoint, np.ndarray) else grad_of(x)
+        outcomes[name] = adjoint_launch(
+            parameters, inputs, [y], [x_adjoint, None, None, None, None, None], [y.grad], x_adjoint
+        )
+    generic_x = warp_array([1.0, 2.0, 3.0, 4.0], dtype=wp.float64)
+    generic_y = warp_array(np.zeros(N), dtype=wp.float64)
+    generic_y.grad.fill_(1.0)
+    outcomes["generic kernel"] = adjoint_launch(
+        generic_scale,
+        [generic_x, wp.float64(2.5)],
+        [generic_y],
+        [generic_x.grad, None],
+        [generic_y.grad],
+        generic_x.grad,
+    )
     return outcomes
+
+
+def adjoint_launch(kernel, inputs, outputs, adj_inputs, adj_outputs, read):
+    try:
+        wp.launch(
+            kernel,
+            dim=N,
+            inputs=inputs,
+            outputs=outputs,
+            adj_inputs=adj_inputs,
+            adj_outputs=adj_outputs,
+            adjoint=True,
+            device="cpu",
+        )
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return read.tolist() if isinstance(read, np.ndarray) else read.numpy().tolist()
+
+
+def generic_case():
+    """A generic kernel under a tape, given a Warp scalar (generic kernels infer no type from a NumPy array)."""
+    x = warp_array([1.0, 2.0, 3.0, 4.0], dtype=wp.float64)
+    y = wp.zeros(N, dtype=wp.float64, device="cpu", requires_grad=True)
+    tape = wp.Tape()
+    with tape:
+        wp.launch(generic_scale, dim=N, inputs=[x, wp.float64(2.5)], outputs=[y], device="cpu")
+    seeded_backward(tape, y)
+    return {"x grad": grad_of(x), "y": y.numpy().tolist()}
 
 
 def adjoints_a_tape_gives():
@@ -337,6 +372,7 @@ def run_corpus():
         "zero, three passes": zero_case(3),
         "parameters": parameter_cases(),
         "int32 input": int_input_case(),
+        "generic kernel": generic_case(),
         "direct adjoint launches": direct_adjoint_cases(),
         "get_adjoint": adjoints_a_tape_gives(),
     }
@@ -367,7 +403,7 @@ def test_scalar_and_value_adjoints_given_as_none_are_packed_as_zeros():
     assert all("unable to pack kernel parameter" in outcome for outcome in direct_adjoint_cases().values())
     with applied(patch):
         outcomes = direct_adjoint_cases()
-    assert outcomes == {"x's grad": [16.0] * N, "a NumPy array": [16.0] * N}
+    assert outcomes == {"x's grad": [16.0] * N, "a NumPy array": [16.0] * N, "generic kernel": [2.5] * N}
 
 
 @GATE.affected_only
