@@ -11,7 +11,9 @@ gpushim's matrix runs it on its own patches; a distribution that adds patches
 The state each patch must reach is derived from its declaration and the
 installed distributions, never copied: where that state is ``applied`` the
 probe must show the bug without gpushim and not with it, whichever comes
-first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back;
+first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back
+(naming every patch that applies at once, where each probe runs without
+the others);
 patching twice wraps once; what the patch put in place keeps what it
 replaced as ``__wrapped__`` and pickles and copies as it does;
 ``unpatch()`` restores the identical objects.  Where the patch ends in any
@@ -99,9 +101,9 @@ def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tu
 
 
 @functools.lru_cache(maxsize=None)
-def answers(ids: tuple[str, ...], mode: Mode) -> dict[str, dict]:
-    """The runner's answers for the probes of ``ids``, asked once per process in each mode."""
-    return ask(mode, list(ids))
+def answers(ids: tuple[str, ...], mode: Mode, disabled: tuple[str, ...] = ()) -> dict[str, dict]:
+    """The runner's answers for the probes of ``ids``, asked once per process in each mode and ``GPUSHIM_DISABLE``."""
+    return ask(mode, list(ids), {"GPUSHIM_DISABLE": ",".join(disabled)} if disabled else {})
 
 
 def judged(answer: dict) -> tuple[object, str]:
@@ -196,8 +198,24 @@ class Contract:
     def test_disabling_the_patch_brings_the_bug_back(self, id, expected):
         if expected != APPLIED:
             pytest.skip(f"{id} is {expected} here")
-        bug, state = probes((id,), GPUSHIM_FIRST, disabled=id)[id]
+        switched_off = self.switched_off_with(id)
+        bug, state = judged(answers(switched_off, GPUSHIM_FIRST, switched_off)[id])
         assert bug is not None and state == DISABLED
+
+    def switched_off_with(self, id: str) -> tuple[str, ...]:
+        """The patches ``GPUSHIM_DISABLE`` names when it is checked for ``id``'s: every one that applies, at once.
+
+        Where some probe cannot run without gpushim (its target's import or the
+        probe raises: a patch the others need is off), each would only repeat
+        that failure, and ``id``'s is switched off alone.
+        """
+        applying = tuple(other for other in self.checked_ids() if expected_state(other) == APPLIED)
+        without = answers(self.checked_ids(), WITHOUT)
+        if any(
+            "raised" in without[other] or _is_import_failure(other, without[other].get("bug")) for other in applying
+        ):
+            return (id,)
+        return applying
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         gpushim.patch(id)
