@@ -205,17 +205,20 @@ class Contract:
     def switched_off_with(self, id: str) -> tuple[str, ...]:
         """The patches ``GPUSHIM_DISABLE`` names when it is checked for ``id``'s: every one that applies, at once.
 
-        Where some probe cannot run without gpushim (its target's import or the
-        probe raises: a patch the others need is off), each would only repeat
-        that failure, and ``id``'s is switched off alone.
+        A probe that cannot run without gpushim (its target's import or the
+        probe itself raises: it needs a patch the others would switch off) is
+        checked with its own patch switched off alone, and leaves the others out.
         """
-        applying = tuple(other for other in self.checked_ids() if expected_state(other) == APPLIED)
         without = answers(self.checked_ids(), WITHOUT)
-        if any(
-            "raised" in without[other] or _is_import_failure(other, without[other].get("bug")) for other in applying
-        ):
+
+        def runs_without_gpushim(other: str) -> bool:
+            return "raised" not in without[other] and not _is_import_failure(other, without[other].get("bug"))
+
+        if not runs_without_gpushim(id):
             return (id,)
-        return applying
+        return tuple(
+            other for other in self.checked_ids() if expected_state(other) == APPLIED and runs_without_gpushim(other)
+        )
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         gpushim.patch(id)
