@@ -5,8 +5,9 @@ inputs of float32, float64, float16 and int32, 2-d, strided and vec3 arrays,
 an object that has only ``__array__`` (as a torch CPU tensor has), NumPy and
 Warp inputs mixed, with and without ``requires_grad``, NumPy outputs, chains
 of launches, scalar and value-type parameters given as Python numbers, NumPy
-scalars, tuples and NumPy arrays, ``tape.zero()`` and a second backward, and
-adjoint launches made directly with ``None`` or NumPy adjoints.  Each case
+scalars, tuples and NumPy arrays, a generic kernel, ``tape.zero()`` and a
+second backward, and adjoint launches made directly with ``None`` or NumPy
+adjoints, of a generic kernel too, and what ``tape.get_adjoint`` gives.  Each case
 records every external array after ``backward`` and every Warp gradient.  The
 cases pass the incoming gradient with ``loss`` or with ``grads=`` but never
 zero a tape given ``grads=``, which 1.6.0 also changed (GH-407).  No ``from
@@ -415,6 +416,17 @@ def test_works_with_the_nested_struct_patch_applied_before_or_after():
         with applied(first), applied(second):
             assert numpy_input_case(double, np.ones(N, dtype=np.float32)) == expected
             assert repr(wp.Tape().get_adjoint(np.ones(2))) == "None"
+
+
+@GATE.affected_only
+def test_a_forward_launch_reaches_warp_as_called():
+    """The ``launch`` wrapper passes a forward launch on untouched, ``record_cmd`` and positional arguments too."""
+    x, y = warp_array([1.0, 2.0, 3.0, 4.0]), wp.zeros(N, dtype=wp.float32, device="cpu")
+    with applied(patch):
+        command = wp.launch(double, N, [x], [y], [], [], "cpu", None, False, True, True)
+        assert y.numpy().tolist() == [0.0] * N
+        command.launch()
+    assert y.numpy().tolist() == [2.0, 4.0, 6.0, 8.0]
 
 
 @GATE.recorded_only
