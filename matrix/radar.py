@@ -191,7 +191,10 @@ def smoke(point: Point, with_gpushim: bool) -> dict:
 def run_point(grid: Grid, point: Point, wheel: Path) -> dict:
     started = time.monotonic()
     result: dict = {"point": point.id, "date": datetime.date.today().isoformat()}
-    failure = prepare(grid, point, wheel)
+    try:
+        failure = prepare(grid, point, wheel)
+    except subprocess.TimeoutExpired as error:
+        failure = f"{' '.join(error.cmd[:3])}: timed out after {error.timeout} s"
     if failure:
         result["install"] = failure
     else:
@@ -312,8 +315,12 @@ def main(arguments: list[str] | None = None) -> None:
     parser.add_argument("--report", action="store_true", help="only write the report from the kept outcomes")
     options = parser.parse_args(arguments)
     grid = Grid.load()
+    selection = parse_selection(options.only)
+    unknown = set(selection) - {"library", "release", "python", *grid.document["dimensions"]}
+    if unknown:
+        parser.error(f"--only names no key of the grid: {', '.join(sorted(unknown))}")
     if not options.report:
-        points = grid.points(parse_selection(options.only))
+        points = grid.points(selection)
         print(f"radar: {len(points)} points", flush=True)
         wheel = build_gpushim()
         with ThreadPoolExecutor(options.jobs) as pool:
