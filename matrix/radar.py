@@ -8,7 +8,8 @@ run now and those run before, is printed and written to ``matrix/RADAR.md``.
 
 ``--only KEY=VALUE[,VALUE...]`` (repeatable) runs part of the grid: the keys are ``library``,
 ``release``, ``python`` and the dimensions' names (``--only library=dali --only python=3.12``).
-``--report`` writes the report from the kept outcomes without running anything.
+``--missing`` runs only the points with no kept outcome; ``--report`` writes the report from the kept
+outcomes without running anything.
 """
 
 from __future__ import annotations
@@ -313,6 +314,7 @@ def main(arguments: list[str] | None = None) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="KEY=VALUE[,VALUE...]")
     parser.add_argument("--jobs", type=int, default=1, help="points prepared and run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only write the report from the kept outcomes")
+    parser.add_argument("--missing", action="store_true", help="run only the points with no kept outcome")
     options = parser.parse_args(arguments)
     grid = Grid.load()
     selection = parse_selection(options.only)
@@ -321,6 +323,9 @@ def main(arguments: list[str] | None = None) -> None:
         parser.error(f"--only names no key of the grid: {', '.join(sorted(unknown))}")
     if not options.report:
         points = grid.points(selection)
+        if options.missing:
+            kept = kept_results()
+            points = [point for point in points if point.id not in kept]
         print(f"radar: {len(points)} points", flush=True)
         wheel = build_gpushim()
         with ThreadPoolExecutor(options.jobs) as pool:
