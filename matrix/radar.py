@@ -248,8 +248,8 @@ def report(grid: Grid, results: dict[str, dict]) -> str:
         "requirements are forced over the release's own pins, as a user's pins force them; the versions",
         "they resolved to are in brackets.  Rows with no point run are left out.",
         "",
-        f"{len(ran)} of {len(grid.points())} points run, the last on {last}: {broken['without']} fail without",
-        f"gpushim, {broken['with']} with it.",
+        f"{len(ran)} of the grid's {len(grid.points())} points run, the last on {last}: {broken['without']} fail",
+        f"without gpushim, {broken['with']} with it.  `nox -s radar -- --missing` runs the others.",
     ]
     for library, spec in grid.libraries.items():
         rows: dict[tuple, dict[str, Point]] = {}
