@@ -8,7 +8,8 @@ run now and those run before, is printed and written to ``matrix/RADAR.md``.
 
 ``--only KEY=VALUE[,VALUE...]`` (repeatable) runs part of the grid: the keys are ``library``,
 ``release``, ``python`` and the dimensions' names (``--only library=dali --only python=3.12``).
-``--report`` writes the report from the kept outcomes without running anything.
+``--missing`` runs only the points with no kept outcome; ``--report`` writes the report from the kept
+outcomes without running anything.
 """
 
 from __future__ import annotations
@@ -191,7 +192,10 @@ def smoke(point: Point, with_gpushim: bool) -> dict:
 def run_point(grid: Grid, point: Point, wheel: Path) -> dict:
     started = time.monotonic()
     result: dict = {"point": point.id, "date": datetime.date.today().isoformat()}
-    failure = prepare(grid, point, wheel)
+    try:
+        failure = prepare(grid, point, wheel)
+    except subprocess.TimeoutExpired as error:
+        failure = f"{' '.join(error.cmd[:3])}: timed out after {error.timeout} s"
     if failure:
         result["install"] = failure
     else:
@@ -244,8 +248,8 @@ def report(grid: Grid, results: dict[str, dict]) -> str:
         "requirements are forced over the release's own pins, as a user's pins force them; the versions",
         "they resolved to are in brackets.  Rows with no point run are left out.",
         "",
-        f"{len(ran)} of {len(grid.points())} points run, the last on {last}: {broken['without']} fail without",
-        f"gpushim, {broken['with']} with it.",
+        f"{len(ran)} of the grid's {len(grid.points())} points run, the last on {last}: {broken['without']} fail",
+        f"without gpushim, {broken['with']} with it.  `nox -s radar -- --missing` runs the others.",
     ]
     for library, spec in grid.libraries.items():
         rows: dict[tuple, dict[str, Point]] = {}
@@ -310,10 +314,18 @@ def main(arguments: list[str] | None = None) -> None:
     parser.add_argument("--only", action="append", default=[], metavar="KEY=VALUE[,VALUE...]")
     parser.add_argument("--jobs", type=int, default=1, help="points prepared and run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only write the report from the kept outcomes")
+    parser.add_argument("--missing", action="store_true", help="run only the points with no kept outcome")
     options = parser.parse_args(arguments)
     grid = Grid.load()
+    selection = parse_selection(options.only)
+    unknown = set(selection) - {"library", "release", "python", *grid.document["dimensions"]}
+    if unknown:
+        parser.error(f"--only names no key of the grid: {', '.join(sorted(unknown))}")
     if not options.report:
-        points = grid.points(parse_selection(options.only))
+        points = grid.points(selection)
+        if options.missing:
+            kept = kept_results()
+            points = [point for point in points if point.id not in kept]
         print(f"radar: {len(points)} points", flush=True)
         wheel = build_gpushim()
         with ThreadPoolExecutor(options.jobs) as pool:

@@ -106,5 +106,5 @@ def test_the_report_shows_each_point_without_and_with_gpushim_and_names_the_firs
     text = report(grid, results)
     assert "| 3.12 | 2.x | F1 / ok | n/a |" in text
     assert "- F1: `arrays: ValueError: Unable to avoid copy` (1 / 0)" in text
-    assert "1 of 10 points run, the last on 2026-11-25: 1 fail without" in text
+    assert "1 of the grid's 10 points run, the last on 2026-11-25: 1 fail" in text
     assert "nvidia-dali-cuda120" not in text
