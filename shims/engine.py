@@ -245,7 +245,7 @@ class Registry:
                         journal.undo()
                         raise
                     self._prepared[id] = journal
-                    outcome.state, outcome.reason = APPLIED, _with_lent(reason, patch, journal)
+                    outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
                 except Exception as error:
                     failures.append(self._fail(id, outcome, error))
@@ -338,7 +338,7 @@ class Registry:
             journal.undo()
             raise
         outcome.journal, outcome.module = journal, module
-        outcome.state, outcome.reason = APPLIED, _with_lent(reason, patch, self._prepared.get(id))
+        outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
         report.log("info", f"{id} applied to {' '.join(outcome.release)}")
 
     def _fail(self, id: str, outcome: _Outcome, error: Exception) -> str:
@@ -469,11 +469,19 @@ class Registry:
         return [self.record(id, listings) for id in self._libraries] + list(self._problems)
 
 
-def _with_lent(reason: str, patch: Patch, prepared: Journal | None) -> str:
-    """``reason``, and what the patch's preparer lent to shared objects while its module executed, if anything."""
-    if prepared is None or not prepared.lent_names:
+def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
+    """``reason``, and what the patch's preparer provided in ``sys.modules`` and lent to shared objects while its
+    module executed, if anything."""
+    if prepared is None:
         return reason
-    return f"{reason}; {patch.before} executed with {', '.join(prepared.lent_names)} lent, withdrawn since"
+    parts = [
+        f"{', '.join(names)} {how}"
+        for names, how in ((prepared.provided_names, "provided"), (prepared.lent_names, "lent"))
+        if names
+    ]
+    if not parts:
+        return reason
+    return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
 
 
 def _version(release: tuple[str, str | None]) -> str:

@@ -294,6 +294,7 @@ class Journal:
         self.provided: dict[str, object] = {}
         self.lent: list[tuple[object, str, object]] = []
         self.lent_names: list[str] = []  # what was ever lent, for status: it outlives the withdrawal
+        self.provided_names: list[str] = []  # what was ever provided, for status likewise
 
     def provide(self, name: str, module: object) -> object:
         """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
@@ -305,6 +306,7 @@ class Journal:
             raise TargetMismatch(f"sys.modules already holds {name!r}")
         sys.modules[name] = module
         self.provided[name] = module
+        self.provided_names.append(name)
         return module
 
     def lend(self, owner: object, name: str, value: object) -> object:

@@ -1,4 +1,4 @@
-"""DALI 1.27 to 1.35 cannot be imported on Python 3.12 without setuptools: ``gast_util`` imports ``distutils``.
+"""DALI 1.33 to 1.35 cannot be imported on Python 3.12 without setuptools: ``gast_util`` imports ``distutils``.
 
 What breaks.  ``import nvidia.dali`` imports the autograph copy that DALI
 vendors for conditionals, whose ``nvidia/dali/_autograph/pyct/gast_util.py``
@@ -10,8 +10,11 @@ environment (``python -m venv``, ``uv venv``) has no setuptools.  There
 'distutils'``, so DALI cannot be used at all.  Checked on the wheels of
 ``nvidia-dali-cuda120``: 1.27.0 (whose gast_util learned to read gast's
 version) to 1.35.0, the last on the registry reached here, carry the line
-unchanged; 1.22.0 to 1.26.0 have no ``distutils`` on the path of ``import
-nvidia.dali``.
+unchanged, and 1.22.0 to 1.26.0 have no ``distutils`` on the path of
+``import nvidia.dali``; but up to 1.32.0 the wheels have no build of
+``nvidia.dali.python_function_plugin`` for Python 3.12, whose import fails
+first, so on 3.12 the bug shows from 1.33.0 (the first release that
+imports there with setuptools) on.
 
 Fixed upstream.  NVIDIA/DALI#5687 (merged 2024-10-23, after 1.42.0, whose
 failure NVIDIA/DALI#5679 reports; so in 1.43.0) moves DALI from
@@ -54,7 +57,7 @@ from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug, expect_sourc
 
 patch = Patch(
     id="dali.distutils_missing",
-    affected=">=1.27.0,<1.43.0",
+    affected=">=1.33.0,<1.43.0",
     fixed_in="1.43.0",
     issue="NVIDIA/DALI#5679",
     fix="NVIDIA/DALI#5687",

@@ -59,7 +59,8 @@ def test_user_code_cannot_import_distutils_after_dali_imported_with_gpushim():
     assert finished.returncode == 0, finished.stderr[-3000:]
     python = ".".join(map(str, sys.version_info[:3]))
     assert finished.stdout.splitlines()[-2:] == [
-        f"Python {python} >=3.12; no module named distutils",
+        f"Python {python} >=3.12; no module named distutils; {patch.before} executed with distutils, distutils.version"
+        " provided, withdrawn since",
         "No module named 'distutils'",
     ]
 

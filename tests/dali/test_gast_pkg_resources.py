@@ -58,7 +58,8 @@ def test_user_code_cannot_import_pkg_resources_after_dali_imported_with_gpushim_
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stdout.splitlines()[-3:] == [
         "_compat_assign_gast_4",
-        "gast 0.4.0 <0.5.3; no module named pkg_resources",
+        f"gast 0.4.0 <0.5.3; no module named pkg_resources; {patch.before} executed with pkg_resources provided,"
+        " withdrawn since",
         "No module named 'pkg_resources'",
     ]
 

@@ -198,6 +198,8 @@ def test_environment_gates_say_which_condition_applied(prepared, gates, state, r
     except ModuleNotFoundError:
         pass
     record = state_of(registry)
+    if state == "applied":
+        reason += f"; {prepared.name}.extra executed with {PROVIDED} provided, withdrawn since"
     assert (record["state"], record["reason"]) == (state, reason)
 
 

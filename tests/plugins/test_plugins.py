@@ -254,3 +254,24 @@ def test_the_runner_imports_gpushim_before_the_target_only_where_gpushim_comes_f
         env={"EXAMPLE_SEEN": str(seen)},
     )
     assert bool(seen.read_text()) == before_the_target, seen.read_text()
+
+
+def test_with_gpushim_imported_after_a_failed_import_the_contract_imports_the_target_again(sites, affected):
+    """As its user would: what fails without gpushim may import once gpushim is there."""
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write(
+            "import builtins\n"
+            "if not hasattr(builtins, 'gpushim_example_tried'):\n"
+            "    builtins.gpushim_example_tried = True\n"
+            "    raise ImportError('the first import fails')\n"
+        )
+    code = "\n".join(
+        [
+            "from gpushim.testing import TARGET_FIRST, WITHOUT, probes",
+            f"print(probes(({ID!r},), WITHOUT)[{ID!r}])",
+            f"print(probes(({ID!r},), TARGET_FIRST)[{ID!r}])",
+        ]
+    )
+    without, target_first = python(code, sites["example"], affected).splitlines()
+    assert without.startswith("('import gpushim_example_target raises ImportError: the first import fails'")
+    assert target_first == "(None, 'applied')"
