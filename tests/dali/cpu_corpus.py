@@ -103,15 +103,27 @@ print(record_faithful(patch, run_corpus()))
 """
 
 
-def record_in_a_fresh_interpreter(patch, root: str) -> dict:
-    """The corpus recorded for ``patch`` by an interpreter that imports DALI for the first time, patch applied.
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def recorded_in_a_fresh_interpreter(patch, affected: bool) -> dict:
+    """The corpus' outcomes for ``patch``, recorded by an interpreter that imports DALI first with it applied.
 
     A drift patch acts while DALI imports, which the test process did long ago.
+    The record must carry the state the gate derived (``affected``), the
+    conditional must take both branches, and no case may raise.
     """
     from tests.support import run_python
 
     artefacts = {key: os.environ[key] for key in ("GPUSHIM_ARTEFACTS",) if key in os.environ}
-    finished = run_python(RECORD.format(id=patch.id, root=root), env=artefacts)
+    finished = run_python(RECORD.format(id=patch.id, root=ROOT), env=artefacts)
     assert finished.returncode == 0, finished.stderr[-3000:]
-    path = finished.stdout.splitlines()[-1]
-    return json.loads(Path(path).read_text())
+    document = json.loads(Path(finished.stdout.splitlines()[-1]).read_text())
+    assert document["state"] == ("applied" if affected else "not-affected")
+    outcomes = document["outcomes"]
+    assert [sample["values"] for sample in outcomes["conditional, both branches, int32"]] == [
+        [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+        [[10, 8, 6, 4], [2, 14, 12, 10], [8, 6, 4, 2]],
+    ]
+    assert not [name for name, outcome in outcomes.items() if "raises" in outcome]
+    return outcomes

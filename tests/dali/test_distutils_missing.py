@@ -14,30 +14,21 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from gpushim.patches.dali.distutils_missing import LooseVersion, patch
-from tests.dali.cpu_corpus import record_in_a_fresh_interpreter
+from tests.dali.cpu_corpus import recorded_in_a_fresh_interpreter
 from tests.support import gate, run_python
 
 GATE = gate(patch)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @GATE.recorded_only
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="its records compare on Python 3.12 only")
 def test_faithful_pipelines_give_what_the_release_gives_with_setuptools():
     """Recorded patched on Python 3.12 without setuptools, and on the reference with it; the matrix compares them."""
-    document = record_in_a_fresh_interpreter(patch, str(ROOT))
-    assert document["state"] == ("applied" if GATE.affected else "not-affected")
-    outcomes = document["outcomes"]
-    assert [sample["values"] for sample in outcomes["conditional, both branches, int32"]] == [
-        [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
-        [[10, 8, 6, 4], [2, 14, 12, 10], [8, 6, 4, 2]],
-    ]
-    assert not [name for name, outcome in outcomes.items() if "raises" in outcome]
+    recorded_in_a_fresh_interpreter(patch, GATE.affected)
 
 
 @GATE.affected_only

@@ -12,29 +12,19 @@ must be gone for user code, and gast left as it was.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gpushim.patches.dali.gast_pkg_resources import DistributionNotFound, get_distribution, patch
-from tests.dali.cpu_corpus import record_in_a_fresh_interpreter
+from tests.dali.cpu_corpus import recorded_in_a_fresh_interpreter
 from tests.support import gate, run_python
 
 GATE = gate(patch)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @GATE.recorded_only
 def test_faithful_pipelines_give_what_the_release_gives_with_a_gast_that_states_its_version():
     """Recorded patched with gast 0.4.0 and setuptools 82, and on the reference; the matrix compares them."""
-    document = record_in_a_fresh_interpreter(patch, str(ROOT))
-    assert document["state"] == ("applied" if GATE.affected else "not-affected")
-    outcomes = document["outcomes"]
-    assert [sample["values"] for sample in outcomes["conditional, both branches, int32"]] == [
-        [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
-        [[10, 8, 6, 4], [2, 14, 12, 10], [8, 6, 4, 2]],
-    ]
-    assert not [name for name, outcome in outcomes.items() if "raises" in outcome]
+    recorded_in_a_fresh_interpreter(patch, GATE.affected)
 
 
 @GATE.affected_only
