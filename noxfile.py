@@ -1,10 +1,13 @@
 """gpushim's sessions: lint, engine tests, the release matrix, Ray and Dask.
 
-``nox`` runs them all, the matrix last: one environment per release cell of
-``matrix/*.toml`` (``nox -s matrix -- CELL ...`` for some of them,
-``-- --wheelhouse DIR`` to install from DIR alone), then ``ray`` and ``dask``
-run the README's Ray and Dask recipes on a local cluster, and ``compare``
-checks that every patched old release behaved as its fixed release did.
+``nox`` runs them all, a session per processor at a time, the longest
+first: the matrix, one environment per release cell of ``matrix/*.toml``
+(``nox -s matrix -- CELL ...`` for some of them, ``-- --wheelhouse DIR`` to
+install from DIR alone), the engine tests, then ``ray`` and ``dask`` run the
+README's Ray and Dask recipes on a local cluster, and ``compare``, alone and
+last, checks that every patched old release behaved as its fixed release
+did.  A session's output is shown when it ends (``-j 1`` shows it as it
+comes).
 Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
 writes matrix/RESULTS.md from the last run, ``docs`` the README's patch
 table, ``gpu`` the GPU tests, ``demo`` the self-test table and ``radar`` the
@@ -30,8 +33,12 @@ sys.path.insert(0, str(ROOT))
 
 from matrix.cells import load_cells  # noqa: E402
 
+nox.needs_version = ">=2026.10.20"  # sessions run in parallel
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests", "matrix", "ray", "dask", "compare"]
+nox.options.sessions = ["lint", "matrix", "tests", "ray", "dask", "compare"]
+# ``compare`` and ``demo`` read what the sessions before them left: they run alone, after them.
+nox.options.parallel = "auto"
+nox.options.allow_parallel = True
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
 
@@ -193,7 +200,7 @@ def dask(session: nox.Session) -> None:
     session.run("pytest", "tests/dask", *session.posargs)
 
 
-@nox.session
+@nox.session(allow_parallel=False)
 def compare(session: nox.Session) -> None:
     """Each patched old release's outcomes against its fixed release's."""
     session.install(".", *TEST_TOOLS)
@@ -218,7 +225,7 @@ def selftest(session: nox.Session, cell: str) -> None:
     save_selftest(session, cell)
 
 
-@nox.session(tags=["demo"])
+@nox.session(tags=["demo"], allow_parallel=False)
 def demo(session: nox.Session) -> None:
     """The self-test of the demo cells as one table: each bug without gpushim, and with it."""
     session.install(".")

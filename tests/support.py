@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import gpushim
@@ -67,6 +68,11 @@ def applied(patch: Patch):
         yield
     finally:
         gpushim.unpatch(patch.id)
+
+
+# A pytest session of its own, as a user's: no cache written into the suite, and without hypothesis's plugin,
+# which gpushim's tests install and such a session never uses (importing it costs 2 s a session).
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 
 
 def run_python(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import gpushim
 from gpushim.pytest_plugin import INACTIVE_NOTE, header
+from tests.support import PYTEST
 
 
 def record(id, state, distribution="warp-lang", version="1.6.0"):
@@ -29,7 +29,7 @@ def session_header(installed, tmp_path, *options):
     suite.mkdir()
     (suite / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options],
+        [*PYTEST, *options],
         cwd=suite,
         env=installed,
         capture_output=True,

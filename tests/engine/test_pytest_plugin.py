@@ -19,6 +19,7 @@ from gpushim.launcher import BOOTSTRAP
 from gpushim.pytest_plugin import header
 from tests.engine.catalogues import write_site
 from tests.engine.synthetic import make_patch, registry_for
+from tests.support import PYTEST
 
 IMPORTS_TARGET = "def test_imports_target():\n    import synthimpostor\n"
 
@@ -40,7 +41,7 @@ def run_pytest(tmp_path, impostor):
         variables = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "PYTEST_"))}
         variables["PYTHONPATH"] = str(impostor)
         return subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options],
+            [*PYTEST, *options],
             cwd=suite,
             env={**variables, **(env or {})},
             capture_output=True,

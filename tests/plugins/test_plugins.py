@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from tests.plugins.conftest import HERE
-from tests.support import run_python
+from tests.support import PYTEST, run_python
 
 ID = "exampletarget.compute_off_by_one"
 LABEL = f"{ID} [gpushim-example-patches]"
@@ -175,7 +175,7 @@ def own_suite(tmp_path):
 def contract(suite, *folders) -> subprocess.CompletedProcess:
     clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", str(suite)],
+        [*PYTEST, "-rs", str(suite)],
         cwd=suite,
         env={**clean, "PYTHONPATH": os.pathsep.join(map(str, folders))},
         capture_output=True,
