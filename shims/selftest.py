@@ -16,7 +16,11 @@ an interpreter to itself with ``GPUSHIM_DISABLE=id``.  That rests on what the
 contract test proves of every patch: ``unpatch()`` restores the identical
 objects, and a patch applied after its library's import works as one
 applied during it.  Turning all of a library's patches off instead would
-let the probe of one bug trip over another of the same library.
+let the probe of one bug trip over another of the same library.  A patch
+that acts before one of the library's modules executes did so while that
+interpreter imported the library: where it applied there, its probe is asked
+again in an interpreter of its own, with ``GPUSHIM_DISABLE=id`` and gpushim
+active before the library, where an import that fails shows its bug.
 
 The probes run through :mod:`gpushim.probing`, the contract's runner too:
 when an interpreter does not end cleanly (a probe crashed it, say), each of
@@ -33,8 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gpushim
 
-from .probing import EACH_WITHOUT_ITS_PATCH, WITH_THE_PATCHES, ask
-from .states import DISABLED, NOT_INSTALLED
+from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
+from .states import APPLIED, DISABLED, NOT_INSTALLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,6 +134,8 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     started = time.monotonic()
     mode = EACH_WITHOUT_ITS_PATCH if state == "without" else WITH_THE_PATCHES
     answers = ask(mode, [result["id"] for result in results], say=say)
+    if state == "without":
+        answers.update(_off_from_the_start(answers, say))
     showed = {}
     for result in results:
         answer = answers[result["id"]]
@@ -142,6 +148,13 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     bugs = sum(showed.values())
     say(f"{release}: {bugs} of {len(results)} showed the bug {state} ({time.monotonic() - started:.1f} s)")
     return showed
+
+
+def _off_from_the_start(answers: dict[str, dict], say: Callable[[str], None]) -> dict[str, dict]:
+    """The answers of the patches that acted before a module executed, each asked again with it off throughout."""
+    registry = gpushim.registry()
+    again = [id for id, answer in answers.items() if registry[id].before is not None and answer["state"] == APPLIED]
+    return {id: ask(GPUSHIM_FIRST, [id], {"GPUSHIM_DISABLE": id}, say=say)[id] for id in again}
 
 
 def summary(results: list[dict]) -> str:

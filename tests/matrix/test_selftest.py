@@ -1,0 +1,35 @@
+"""The self-test tells what the contract proved: in each cell, every applied patch effective, every other not needed.
+
+Each cell saved the states its patches reached (``matrix.cell_states``) and
+what ``gpushim selftest --json`` found there; the self-test is what a user
+runs on an install, so the two must agree, patch by patch.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from matrix.cells import ARTEFACTS, load_cells
+
+VERDICT_OF_STATE = {"applied": "effective", "not-affected": "not-needed", "not-installed": "skipped: not-installed"}
+
+
+def saved(cell: str, what: str) -> object:
+    return json.loads((ARTEFACTS / "cells" / f"{cell}.{what}.json").read_text())
+
+
+def cells_that_ran() -> list[str]:
+    return [
+        cell
+        for cell in load_cells()
+        if all((ARTEFACTS / "cells" / f"{cell}.{what}.json").exists() for what in ("states", "selftest"))
+    ]
+
+
+@pytest.mark.parametrize("cell", cells_that_ran())
+def test_the_self_test_finds_each_applied_patch_effective_and_the_others_not_needed(cell):
+    states = {record["id"]: record["state"] for record in saved(cell, "states")["records"]}
+    verdicts = {result["id"]: result["verdict"] for result in saved(cell, "selftest")}
+    assert verdicts == {id: VERDICT_OF_STATE[state] for id, state in states.items()}
