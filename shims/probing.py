@@ -136,10 +136,10 @@ def ask(
             return found
         if say:
             say(f"{trouble}; running each probe in an interpreter of its own")
-    return {id: _alone(mode, id, switches or {}) for id in ids}
+    return {id: _in_an_interpreter_of_its_own(mode, id, switches or {}) for id in ids}
 
 
-def _alone(mode: Mode, id: str, switches: dict[str, str]) -> dict:
+def _in_an_interpreter_of_its_own(mode: Mode, id: str, switches: dict[str, str]) -> dict:
     """The answer of ``id``'s probe in an interpreter of its own.
 
     An interpreter that dies of a signal says that the bug shows, as a
