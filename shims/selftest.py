@@ -153,7 +153,7 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
 def _off_from_the_start(answers: dict[str, dict], say: Callable[[str], None]) -> dict[str, dict]:
     """The answers of the patches that acted before a module executed, each asked again with it off throughout."""
     registry = gpushim.registry()
-    again = [id for id, answer in answers.items() if registry[id].before is not None and answer["state"] == APPLIED]
+    again = [id for id, answer in answers.items() if answer["state"] == APPLIED and registry[id].before is not None]
     return {id: ask(GPUSHIM_FIRST, [id], {"GPUSHIM_DISABLE": id}, say=say)[id] for id in again}
 
 
