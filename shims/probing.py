@@ -49,8 +49,7 @@ class Mode(NamedTuple):
     first; a target whose import raises shows the bug of each of its patches,
     described by the exception, unless it imports when tried again after
     ``import gpushim.auto``, as its user would.  Where ``each_off``, each probe runs between
-    ``gpushim.unpatch(id)`` and ``gpushim.patch(id)`` of its own patch, and
-    the patch's state is the one it had before.
+    ``gpushim.unpatch(id)`` and ``gpushim.patch(id)`` of its own patch.
     """
 
     activation: str
@@ -102,7 +101,6 @@ def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed:
     with open(answers, "a") as channel:
         for id in ids:
             if each_off:
-                state = gpushim.record(id)["state"]
                 gpushim.unpatch(id)
             try:
                 said: dict = {"bug": failed.get(registry.library(id).target) or registry[id].probe()}
@@ -110,11 +108,9 @@ def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed:
                 said = {"cannot_run": str(why)}
             except Exception as error:
                 said = {"raised": f"{type(error).__name__}: {error}"}
+            said["state"] = gpushim.record(id)["state"]
             if each_off:
                 gpushim.patch(id)
-            else:
-                state = gpushim.record(id)["state"]
-            said["state"] = state
             channel.write(json.dumps({"id": id, **said}, default=str) + "\n")
             channel.flush()
 

@@ -17,10 +17,10 @@ contract test proves of every patch: ``unpatch()`` restores the identical
 objects, and a patch applied after its library's import works as one
 applied during it.  Turning all of a library's patches off instead would
 let the probe of one bug trip over another of the same library.  A patch
-that acts before one of the library's modules executes did so while that
-interpreter imported the library: where it applied there, its probe is asked
-again in an interpreter of its own, with ``GPUSHIM_DISABLE=id`` and gpushim
-active before the library, where an import that fails shows its bug.
+that would act before one of the library's modules executes cannot be
+switched off once that module has: its probe runs in an interpreter of its
+own, with ``GPUSHIM_DISABLE=id`` and gpushim active before the library is
+imported, where an import that fails shows its bug.
 
 The probes run through :mod:`gpushim.probing`, the contract's runner too:
 when an interpreter does not end cleanly (a probe crashed it, say), each of
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import gpushim
 
 from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
-from .states import APPLIED, DISABLED, NOT_INSTALLED
+from .states import DISABLED, INACTIVE, NOT_INSTALLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,10 +132,10 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
         doing = f"{len(results)} probe{'s' if len(results) > 1 else ''} with the patches"
     say(f"{release}: {doing} ...")
     started = time.monotonic()
-    mode = EACH_WITHOUT_ITS_PATCH if state == "without" else WITH_THE_PATCHES
-    answers = ask(mode, [result["id"] for result in results], say=say)
     if state == "without":
-        answers.update(_off_from_the_start(answers, say))
+        answers = _each_without_its_patch(results, say)
+    else:
+        answers = ask(WITH_THE_PATCHES, [result["id"] for result in results], say=say)
     showed = {}
     for result in results:
         answer = answers[result["id"]]
@@ -150,11 +150,22 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     return showed
 
 
-def _off_from_the_start(answers: dict[str, dict], say: Callable[[str], None]) -> dict[str, dict]:
-    """The answers of the patches that acted before a module executed, each asked again with it off throughout."""
+def _each_without_its_patch(results: list[dict], say: Callable[[str], None]) -> dict[str, dict]:
+    """The answers of the probes of ``results``, each with its own patch off and the others on.
+
+    One interpreter for the library, where each patch is switched off around
+    its probe; one of its own for each patch that would act before a module
+    executes, disabled from the start.
+    """
     registry = gpushim.registry()
-    again = [id for id, answer in answers.items() if answer["state"] == APPLIED and registry[id].before is not None]
-    return {id: ask(GPUSHIM_FIRST, [id], {"GPUSHIM_DISABLE": id}, say=say)[id] for id in again}
+    ids = [result["id"] for result in results]
+    would_apply = {result["id"] for result in results if result["state"] == INACTIVE}
+    from_the_start = [id for id in ids if id in would_apply and registry[id].before is not None]
+    around_the_probe = [id for id in ids if id not in from_the_start]
+    answers = ask(EACH_WITHOUT_ITS_PATCH, around_the_probe, say=say)
+    for id in from_the_start:
+        answers.update(ask(GPUSHIM_FIRST, [id], {"GPUSHIM_DISABLE": id}, say=say))
+    return answers
 
 
 def summary(results: list[dict]) -> str:

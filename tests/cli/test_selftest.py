@@ -5,8 +5,9 @@ registry of ``synthpatches`` (a user ``sitecustomize`` on PYTHONPATH puts
 it in gpushim's place), so the probes are known: ``synthone`` has two bugs
 whose probes say whether the other patch is on, and a third that is not
 there; ``synthtwo`` prints a banner on import as Warp does without a CUDA
-driver, and one of its probes kills the interpreter while its bug is there.
-Each probe appends its interpreter's process id to a log.
+driver, and one of its probes kills the interpreter while its bug is there;
+``synththree`` imports a module that is not installed, which a patch provides
+before it executes.  Each probe appends its interpreter's process id to a log.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ __version__ = "2.0.0"
 
 def healthy():
     return False
+"""
+
+SYNTHTHREE = """
+from synthmissing import VALUE
+
+__version__ = "1.0.0"
 """
 
 SYNTHPATCHES = """
@@ -126,6 +133,35 @@ def unrunnable_probe():
     raise ProbeCannotRun("it needs libsynth.so.1, which is not installed")
 
 
+def provide_missing(module, journal):
+    import types
+
+    missing = types.ModuleType("synthmissing")
+    missing.VALUE = 1
+    journal.provide("synthmissing", missing)
+
+
+def three_probe():
+    import synththree
+
+    if synththree.VALUE != 1:
+        return f"VALUE is {synththree.VALUE}"
+
+
+def before(id, target, prepare, probe):
+    patch = Patch(
+        id=id, affected="<3", fixed_in="3.0", issue="synth/synth#1", fix="synth/synth#2", summary=id, before=target
+    )
+    patch.preparer(prepare)
+    patch.prober(probe)
+    return target, patch
+
+
+if os.environ.get("SYNTH_BEFORE"):
+    PATCHES = [
+        before("three.missing", "synththree", provide_missing, three_probe),
+        declare("three.other", "synththree", lambda module, journal: None, three_probe),
+    ]
 if os.environ.get("SYNTH_BROKEN"):
     PATCHES = [declare("one.broken", "synthone", lambda module, journal: None, broken_probe)]
 if os.environ.get("SYNTH_UNRUNNABLE"):
@@ -153,7 +189,11 @@ def site(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     for name, source in {"synthpatches.py": SYNTHPATCHES, "sitecustomize.py": SITECUSTOMIZE}.items():
         (site / name).write_text(textwrap.dedent(source))
-    for name, source, version in (("synthone", SYNTHONE, "1.5.0"), ("synthtwo", SYNTHTWO, "2.0.0")):
+    for name, source, version in (
+        ("synthone", SYNTHONE, "1.5.0"),
+        ("synthtwo", SYNTHTWO, "2.0.0"),
+        ("synththree", SYNTHTHREE, "1.0.0"),
+    ):
         (site / name).mkdir()
         (site / name / "__init__.py").write_text(textwrap.dedent(source))
         write_distribution(site, name, version)
@@ -280,4 +320,20 @@ def test_the_probes_interpreters_run_no_code_from_the_working_directory(site, tm
     assert not (tmp_path / "ran").exists()
     assert {result["id"]: result["verdict"] for result in json.loads(finished.stdout)} == {
         id: result["verdict"] for id, result in results.items()
+    }
+
+
+def test_a_patch_acting_before_its_module_executes_is_asked_again_off_from_the_start(site):
+    """The library's shared interpreter imported it with that patch on: alone, with it disabled, the import fails."""
+    finished = command("gpushim", "selftest", "--json", env=environment(PYTHONPATH=str(site), SYNTH_BEFORE="1"))
+    assert finished.returncode == 0, finished.stderr
+    assert {
+        result["id"]: (result["verdict"], result["without"], result["with"]) for result in json.loads(finished.stdout)
+    } == {
+        "three.missing": (
+            "effective",
+            "import synththree raises ModuleNotFoundError: No module named 'synthmissing'",
+            "no bug",
+        ),
+        "three.other": ("not-needed", "no bug", ""),
     }
