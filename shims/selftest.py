@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import gpushim
 
 from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
-from .states import DISABLED, INACTIVE, NOT_INSTALLED
+from .states import DISABLED, INACTIVE, NOT_INSTALLED, PENDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _each_without_its_patch(results: list[dict], say: Callable[[str], None]) -> 
     """
     registry = gpushim.registry()
     ids = [result["id"] for result in results]
-    would_apply = {result["id"] for result in results if result["state"] == INACTIVE}
+    would_apply = {result["id"] for result in results if result["state"] in (INACTIVE, PENDING)}
     from_the_start = [id for id in ids if id in would_apply and registry[id].before is not None]
     around_the_probe = [id for id in ids if id not in from_the_start]
     answers = ask(EACH_WITHOUT_ITS_PATCH, around_the_probe, say=say)
