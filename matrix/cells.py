@@ -25,6 +25,12 @@ MATRIX = Path(__file__).parent
 ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", MATRIX.parent / ".artefacts"))
 
 
+def saved(cell: str, what: str) -> object:
+    """What ``cell``'s matrix session saved as ``what`` (``states``, ``selftest``); None where it did not run."""
+    path = ARTEFACTS / "cells" / f"{cell}.{what}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def _libraries() -> list[dict]:
     """Each library's ``matrix/*.toml``; radar.toml is the radar's grid, not release cells."""
     return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml")) if path.name != "radar.toml"]

@@ -14,14 +14,9 @@ import json
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, reference_record
+from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, reference_record, saved
 
 CELLS_DIR = ARTEFACTS / "cells"
-
-
-def _read_json(name: str):
-    path = CELLS_DIR / name
-    return json.loads(path.read_text()) if path.exists() else None
 
 
 def _tests(path: Path) -> tuple[str, bool]:
@@ -59,7 +54,7 @@ def rows() -> list[tuple[str, ...]]:
     references = load_references()
     table = []
     for cell in load_cells():
-        states, selftest = _read_json(f"{cell}.states.json"), _read_json(f"{cell}.selftest.json")
+        states, selftest = saved(cell, "states"), saved(cell, "selftest")
         tests, passed = _tests(CELLS_DIR / f"{cell}.xml")
         gpu, _ = _tests(ARTEFACTS / "gpu" / f"{cell}.xml")
         if states is None:
@@ -88,7 +83,7 @@ def selftest_table(cells: list[str]) -> str:
     lines = [("cell", "patch", "with gpushim", "without gpushim")]
     not_run = []
     for cell in cells:
-        results = _read_json(f"{cell}.selftest.json")
+        results = saved(cell, "selftest")
         if results is None:
             not_run.append(cell)
         for result in results or []:
@@ -105,7 +100,7 @@ def selftest_table(cells: list[str]) -> str:
 
 def where_it_ran() -> str:
     """What the cells ran on, as their records say."""
-    environments = [states["environment"] for cell in load_cells() if (states := _read_json(f"{cell}.states.json"))]
+    environments = [states["environment"] for cell in load_cells() if (states := saved(cell, "states"))]
     if not environments:
         return "no cell has run"
     machines = sorted({f"{env['machine']}, Python {env['python']}" for env in environments})

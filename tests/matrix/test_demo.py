@@ -6,9 +6,7 @@ cell too, where its probe shows the bug without gpushim and not with it.
 
 from __future__ import annotations
 
-import json
-
-from matrix.cells import ARTEFACTS, load_cells
+from matrix.cells import load_cells, saved
 
 CELLS = load_cells()
 
@@ -16,9 +14,9 @@ CELLS = load_cells()
 def applied_in(cells: list[str]) -> set[str]:
     ids = set()
     for cell in cells:
-        path = ARTEFACTS / "cells" / f"{cell}.states.json"
-        if path.exists():
-            ids |= {record["id"] for record in json.loads(path.read_text())["records"] if record["state"] == "applied"}
+        states = saved(cell, "states")
+        if states:
+            ids |= {record["id"] for record in states["records"] if record["state"] == "applied"}
     return ids
 
 

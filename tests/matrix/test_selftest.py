@@ -7,25 +7,15 @@ runs on an install, so the two must agree, patch by patch.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from matrix.cells import ARTEFACTS, load_cells
+from matrix.cells import load_cells, saved
 
 VERDICT_OF_STATE = {"applied": "effective", "not-affected": "not-needed", "not-installed": "skipped: not-installed"}
 
 
-def saved(cell: str, what: str) -> object:
-    return json.loads((ARTEFACTS / "cells" / f"{cell}.{what}.json").read_text())
-
-
 def cells_that_ran() -> list[str]:
-    return [
-        cell
-        for cell in load_cells()
-        if all((ARTEFACTS / "cells" / f"{cell}.{what}.json").exists() for what in ("states", "selftest"))
-    ]
+    return [cell for cell in load_cells() if saved(cell, "states") and saved(cell, "selftest")]
 
 
 @pytest.mark.parametrize("cell", cells_that_ran())
