@@ -207,14 +207,19 @@ def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
     assert "test_the_state_is_the_one_derived_from_the_declaration_and_the_install" in finished.stdout
 
 
-def test_a_target_whose_import_raises_shows_the_bug_described_by_the_exception(sites, affected):
-    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
-        source.write("import gpushim_example_nowhere\n")
-    printed = python(
+def found_without_gpushim(sites, affected) -> str:
+    """What the contract's runner says the example patch's probe found, asked without gpushim."""
+    return python(
         f"from gpushim.testing import WITHOUT, probes; print(probes(({ID!r},), WITHOUT)[{ID!r}][0])",
         sites["example"],
         affected,
     )
+
+
+def test_a_target_whose_import_raises_shows_the_bug_described_by_the_exception(sites, affected):
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write("import gpushim_example_nowhere\n")
+    printed = found_without_gpushim(sites, affected)
     assert printed == (
         "import gpushim_example_target raises ModuleNotFoundError: No module named 'gpushim_example_nowhere'\n"
     )
@@ -224,11 +229,7 @@ def test_a_probe_that_raises_shows_the_bug_described_by_the_exception(sites, aff
     """As Warp 1.2.0 under NumPy 2, which cannot make the arrays the probes of its other patches make."""
     with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
         source.write("def compute(x):\n    raise RuntimeError('cannot compute')\n")
-    printed = python(
-        f"from gpushim.testing import WITHOUT, probes; print(probes(({ID!r},), WITHOUT)[{ID!r}][0])",
-        sites["example"],
-        affected,
-    )
+    printed = found_without_gpushim(sites, affected)
     assert printed == "the probe raises RuntimeError: cannot compute\n"
 
 
