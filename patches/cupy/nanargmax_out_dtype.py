@@ -34,9 +34,11 @@ Cython embeds in its docstring.
 Not backported.  13.4.0's new tests.
 
 The probe.  ``cupy.nanargmax(x, out=o)`` on a float64 ``x`` with NaN.  On a
-device it runs the reduction and checks ``o``; without one it gives the
-arrays memory nobody touches and stands a recorder in for the reduction, so
-it sees the arguments the reduction would get.
+device it runs the reduction and checks ``o``; there the release's reduction
+raises ``TypeError: unhashable type: 'ndarray'`` before it runs, as it looks
+its loop up by ``o`` as a dtype, and that raise is the bug showing.  Without
+a device it gives the arrays memory nobody touches and stands a recorder in
+for the reduction, so it sees the arguments the reduction would get.
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ def _probe():
 
     if device.cuda_present():
         x, out = cupy.array([0.0, math.nan, 3.0, 1.0]), cupy.full((), -1, "q")
-        result = cupy.nanargmax(x, out=out)
+        try:
+            result = cupy.nanargmax(x, out=out)
+        except TypeError as error:
+            return f"cupy.nanargmax([0, nan, 3, 1], out=o) raises TypeError: {error}"
         if result is not out or int(out) != 2:
             return f"cupy.nanargmax([0, nan, 3, 1], out=o) leaves o = {int(out)}, not 2"
         return None

@@ -3,7 +3,7 @@
 The CPU tests prove the routing: which reduction gets which argument.  What a
 device adds is what the reductions make of it: that ``out`` is written and
 returned, that ``keepdims`` shapes the result, that ``dtype`` selects the
-input's loop as in 13.4.0, and the values, which the tests marked ``gpu``
+loop by its output type as in 13.4.0, and the values, which the tests marked ``gpu``
 compare with ``numpy.nanargmax``/``nanargmin`` on an input with NaN in every
 row and column (NumPy raises on an all-NaN slice where CuPy returns -1).
 Without a device they are skipped with "no CUDA device" (tests/gpu.py), and
@@ -17,7 +17,7 @@ import pytest
 
 from gpushim.patches.cupy.nanargmax_out_dtype import patch
 from tests.cupy import nanarg_corpus
-from tests.gpu import on_gpu
+from tests.gpu import on_gpu, pretend_a_device
 from tests.support import gate
 
 GATE = gate(patch)
@@ -45,7 +45,7 @@ def both(function, dtype, name):
 
 
 @on_gpu
-@pytest.mark.skipif(not GATE.affected, reason="the release does not have the bug here")
+@GATE.affected_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 def test_needed_out_is_left_unwritten_without_gpushim(function):
     try:
@@ -56,6 +56,7 @@ def test_needed_out_is_left_unwritten_without_gpushim(function):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
 @pytest.mark.parametrize("dtype", ["?", "b", "i", "q", "e", "f", "d", "F", "D"])
 @pytest.mark.parametrize("name", list(CALLS))
@@ -68,10 +69,39 @@ def test_the_results_are_numpys_and_out_is_written(function, dtype, name, this_p
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", nanarg_corpus.FUNCTIONS)
-def test_dtype_selects_the_input_loop_as_in_the_fixed_release(function, this_patch):
+def test_a_float_dtype_is_refused_as_in_the_fixed_release(function, this_patch):
+    """13.4.0 hands ``dtype`` to the reduction, which picks the loop whose output is of that type; each gives int64.
+
+    CuPy 14.2.0 refuses it in the same words on a device.
+    """
     import cupy
 
-    result = getattr(cupy, function)(cupy.asarray(numpy.array(VALUES)), axis=1, dtype="f")
-    assert result.dtype == numpy.int64
-    assert result.get().tolist() == getattr(numpy, function)(numpy.array(VALUES), axis=1).tolist()
+    with pytest.raises(TypeError, match=rf"^Wrong type \(<class 'numpy.float32'>\) of arguments for cupy_{function}$"):
+        getattr(cupy, function)(cupy.asarray(numpy.array(VALUES)), axis=1, dtype="f")
+
+
+@GATE.affected_only
+def test_on_a_device_the_probe_takes_the_reductions_refusal_of_out_as_a_dtype_for_the_bug(monkeypatch):
+    """On the CPU, with a pretended driver: the release's call raises as on a device, and the probe says so.
+
+    On a device the release's reduction looks its loop up by ``dtype``
+    (``guess_routine``'s cache) and raises ``TypeError: unhashable type:
+    'ndarray'`` when handed ``out`` there; a stand-in that looks ``dtype`` up
+    as it does takes its place, and arrays over memory nobody touches take the
+    place of the probe's.
+    """
+    import cupy
+    from cupy._sorting import search
+
+    from tests.cupy.fusion_tracing import untouched_allocator
+
+    pretend_a_device(monkeypatch)
+    loops = {}
+    monkeypatch.setattr(search._statistics, "_nanargmax", lambda a, axis, out, dtype, keepdims: loops.get(dtype))
+    with untouched_allocator():
+        monkeypatch.setattr(cupy, "array", lambda values: cupy.empty(len(values), "d"))
+        monkeypatch.setattr(cupy, "full", lambda shape, value, dtype: cupy.empty(shape, dtype))
+        verdict = patch.probe()
+    assert verdict == "cupy.nanargmax([0, nan, 3, 1], out=o) raises TypeError: unhashable type: 'ndarray'"
