@@ -32,7 +32,7 @@ def shaped_arange():
 
 
 @on_gpu
-@pytest.mark.skipif(not GATE.affected, reason="the release does not have the bug here")
+@GATE.affected_only
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_needed_the_upstream_test_raises_without_gpushim(function):
     import cupy
@@ -42,6 +42,7 @@ def test_needed_the_upstream_test_raises_without_gpushim(function):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_upstream_test_passes(function, this_patch):
     import cupy
@@ -51,6 +52,7 @@ def test_the_upstream_test_passes(function, this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_copy_is_finished_and_its_own_memory(function, this_patch):
     import cupy
@@ -66,6 +68,7 @@ def test_the_copy_is_finished_and_its_own_memory(function, this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_every_conversion_of_the_corpus_holds_numpys_values(this_patch):
     outcomes = host_copies.run(list(host_copies.cases(blocking=[True])))
     for case, outcome in outcomes.items():

@@ -108,6 +108,7 @@ def test_needed_the_reproducer_raises_without_gpushim():
 
 
 @on_gpu
+@GATE.recorded_only
 def test_reproducer_gives_numpys_array(gpushim_patched):
     import cupy as cp
 
@@ -117,6 +118,7 @@ def test_reproducer_gives_numpys_array(gpushim_patched):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_fills_write_or_refuse_what_numpy_does(gpushim_patched):
     import cupy
 

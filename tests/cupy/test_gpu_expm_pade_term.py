@@ -102,6 +102,7 @@ def test_needed_the_device_is_off_as_the_release_code_on_numpy(case):
 
 
 @on_gpu
+@GATE.affected_only
 @pytest.mark.parametrize("case", list(MATRICES))
 def test_reproducer_gives_scipys_unitary(case, gpushim_patched):
     a = MATRICES[case]()

@@ -35,13 +35,13 @@ def skip_without_fromdlpack(way: str) -> None:
 
 
 @on_gpu
+@GATE.affected_only
 @pytest.mark.parametrize("way", WAYS)
 def test_bfloat16_reproducer_raises_and_the_interpreter_survives(way):
     """The reproducer of cupy/cupy#8801, with gpushim, in a fresh interpreter: a crash is a failure here.
 
-    CuPy 13.x answers NotImplementedError; a release that converts bfloat16
-    (CuPy 14 with ml_dtypes) may return an array instead.  Either way the
-    interpreter then goes on allocating, freeing and computing on the device.
+    CuPy 13.x answers NotImplementedError, and the interpreter then goes on
+    allocating, freeing and computing on the device.
     """
     cuda_torch()
     skip_without_fromdlpack(way)
@@ -77,6 +77,7 @@ print("@@", sorted(outcomes), float(check.sum()), float(cupy.arange(10).sum()))
 
 
 @on_gpu
+@GATE.affected_only
 @pytest.mark.parametrize("dtype", TORCH_DTYPES)
 @pytest.mark.parametrize("way", WAYS)
 def test_supported_dtypes_convert_zero_copy(gpushim_patched, dtype, way):
@@ -104,6 +105,7 @@ def test_supported_dtypes_convert_zero_copy(gpushim_patched, dtype, way):
 
 
 @on_gpu
+@GATE.affected_only
 def test_producer_on_a_non_default_stream(gpushim_patched):
     """CuPy hands its stream to ``__dlpack__`` through gpushim's stand-in, so torch orders its work before CuPy's."""
     import cupy

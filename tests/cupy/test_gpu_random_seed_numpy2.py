@@ -69,6 +69,7 @@ except TypeError as error:
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("seed", SEEDS)
 def test_reproducers_seed_curand_as_cupy_seed_does(seed):
     """``cp.random.seed(s)`` with gpushim draws what ``CUPY_SEED=s`` draws without it."""
@@ -80,6 +81,7 @@ def test_reproducers_seed_curand_as_cupy_seed_does(seed):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_numpy_integer_seeds_draw_as_the_python_int():
     """NumPy 2's integer scalars and ``True`` seed as the int they hold, globally and through ``RandomState``."""
     code = f"""

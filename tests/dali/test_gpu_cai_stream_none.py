@@ -91,6 +91,7 @@ def test_needed_stream_none_fails_without_gpushim():
 
 
 @on_gpu
+@GATE.affected_only
 @pytest.mark.parametrize("route", list(constructor_routes()))
 def test_every_constructor_route_wraps_the_memory_and_keeps_its_values(gpushim_patched, route):
     array = device_array()
@@ -100,6 +101,7 @@ def test_every_constructor_route_wraps_the_memory_and_keeps_its_values(gpushim_p
 
 
 @on_gpu
+@GATE.affected_only
 @pytest.mark.parametrize("batch", [True, False], ids=["batch", "samples"])
 def test_external_source_in_a_pipeline_round_trips(gpushim_patched, batch):
     """``fn.external_source(device="gpu")`` fed with stream-None producers: the pipeline returns their values."""
@@ -120,6 +122,7 @@ def test_external_source_in_a_pipeline_round_trips(gpushim_patched, batch):
 
 
 @on_gpu
+@GATE.affected_only
 def test_feed_input_round_trips(gpushim_patched):
     from nvidia.dali import fn, pipeline_def
 
@@ -137,6 +140,7 @@ def test_feed_input_round_trips(gpushim_patched):
 
 
 @on_gpu
+@GATE.affected_only
 def test_the_issue_reproducer_with_pycuda():
     """NVIDIA/DALI#5423's own code, with gpushim, in a fresh interpreter (where PyCUDA is installed)."""
     pytest.importorskip("pycuda")

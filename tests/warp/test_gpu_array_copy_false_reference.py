@@ -70,6 +70,7 @@ def test_needed_the_cupy_source_is_forgotten_and_freed_without_gpushim():
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_fixs_test_on_cupy_device_memory(this_patch):
     cupy = pytest.importorskip("cupy")
     a_cp = cupy.ones(8, dtype=cupy.int32)
@@ -84,6 +85,7 @@ def test_the_fixs_test_on_cupy_device_memory(this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize(("shape", "dtype"), [((8,), "float32"), ((2, 3), "float64"), ((2, 3), "int64")])
 def test_the_cupy_source_lives_as_long_as_the_warp_array(this_patch, shape, dtype):
     cupy = pytest.importorskip("cupy")

@@ -55,6 +55,7 @@ def test_needed_the_size_wraps_on_the_device_without_gpushim():
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_size_does_not_wrap_on_the_device(this_patch):
     array, _ = over_one_device_byte(np.array(HUGE, np.int32))
     assert array.shape == HUGE and all(type(size) is int for size in array.shape)
@@ -62,6 +63,7 @@ def test_the_size_does_not_wrap_on_the_device(this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_fixs_test_allocates_the_whole_domain(this_patch):
     """``wp.zeros`` of the int32 domain: 1.3.2's shape, size and capacity, filled and read at its far end."""
     free = wp.get_device(DEVICE).free_memory
@@ -78,6 +80,7 @@ def test_the_fixs_test_allocates_the_whole_domain(this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_a_small_int32_shaped_array_is_filled(this_patch):
     array = wp.full(np.array([3, 5], np.int32), 2.5, dtype=wp.float32, device=DEVICE)
     assert array.shape == (3, 5) and all(type(size) is int for size in array.shape)

@@ -131,6 +131,7 @@ def test_needed_the_regression_test_leaves_the_arrays_without_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_regression_test_gives_the_fixed_values_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TEST, tmp_path, gpushim=True)
     assert result["device"].startswith("cuda")
@@ -138,6 +139,7 @@ def test_regression_test_gives_the_fixed_values_with_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_reporters_in_place_division_divides_the_first_row(this_patch, dtype):
     """``x[0, irhs] /= ac[0, irhs]`` over four right-hand sides: row 0 divided, the others as they were."""
@@ -153,6 +155,7 @@ def test_reporters_in_place_division_divides_the_first_row(this_patch, dtype):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_in_place_multiply_and_divide_in_this_process(this_patch):
     """The regression test's kernels launched here, after gpushim patched Warp in this process."""
     x1 = wp.full(3, value=10.0, dtype=float, device=DEVICE)

@@ -48,6 +48,7 @@ def test_needed_the_zero_blocks_are_pruned_without_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_regression_test_passes_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TEST, tmp_path, gpushim=True)
     assert result["device"].startswith("cuda")

@@ -84,6 +84,7 @@ def test_needed_rows_without_a_diagonal_block_keep_the_sentinel_without_gpushim(
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("name", list(MATRICES))
 def test_passing_out_gives_what_allocating_internally_gives(this_patch, name):
     """The regression test on the device: ``out`` full of 7 ends equal to ``bsr_get_diag(bsr)``."""
@@ -96,12 +97,14 @@ def test_passing_out_gives_what_allocating_internally_gives(this_patch, name):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_an_out_longer_than_the_diagonal_is_zeroed_past_it(this_patch):
     bsr = device_matrix("4x4 float32, diagonal in rows 0 and 2")
     assert sentinel_diagonal(bsr, length=6).tolist() == [1.0, 0.0, 3.0, 0.0, 0.0, 0.0]
 
 
 @on_gpu
+@GATE.recorded_only
 def test_an_out_warp_rejects_keeps_its_values(this_patch):
     """Too short: Warp's ValueError, and the caller's buffer untouched, as in 1.11.1."""
     bsr = device_matrix("4x4 float32, diagonal in rows 0 and 2")

@@ -111,6 +111,7 @@ def test_needed_the_reproducer_fails_without_gpushim():
 
 
 @on_gpu
+@GATE.recorded_only
 @reshaping
 @pytest.mark.parametrize("strides", ["None", "absent"])
 @pytest.mark.parametrize("case", list(CASES))

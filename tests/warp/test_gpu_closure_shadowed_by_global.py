@@ -52,6 +52,7 @@ def test_needed_the_kernel_reads_the_global_without_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_kernel_reads_its_closure_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TEST, tmp_path, gpushim=True)
     assert result["device"].startswith("cuda")

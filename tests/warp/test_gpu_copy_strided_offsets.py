@@ -81,12 +81,14 @@ def test_needed_the_gradient_of_a_copy_swaps_its_offsets_without_gpushim(tmp_pat
 
 
 @on_gpu
+@GATE.recorded_only
 def test_every_pair_of_devices_and_layouts_copies_the_range_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TESTS, tmp_path, gpushim=True)
     assert set(map(tuple, result["copies"].values())) == {(9, 2, 3, 9)}, result["copies"]
 
 
 @on_gpu
+@ADJOINT_GATE.recorded_only
 def test_gradients_of_a_copy_with_distinct_offsets_reach_the_source_range_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TESTS, tmp_path, gpushim=True)
     assert result["gradients"] == {"contiguous": EXPECTED_GRADIENT, "strided": EXPECTED_GRADIENT}

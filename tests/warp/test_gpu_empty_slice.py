@@ -42,6 +42,7 @@ def test_needed_the_empty_slice_raises_without_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_the_empty_slice_has_shape_0_0_0_with_gpushim(tmp_path):
     result = run_script(REGRESSION_TEST, tmp_path, gpushim=True)
     assert result["device"].startswith("cuda")

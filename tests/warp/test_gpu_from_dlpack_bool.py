@@ -84,6 +84,7 @@ def test_needed_warp_cannot_read_its_own_device_bool_export_without_gpushim(tmp_
 
 
 @on_gpu
+@GATE.recorded_only
 @exports_bool
 def test_reproducer_round_trips_device_bool_arrays_with_gpushim(tmp_path):
     result = run_script(REPRODUCER, tmp_path, gpushim=True)
@@ -109,6 +110,7 @@ def test_needed_a_torch_bool_tensor_fails_without_gpushim():
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("dtype", [None, "bool", "int8", "uint8"])
 def test_a_torch_bool_tensor_is_read_over_its_memory(this_patch, dtype):
     """As 1.16.0: a bool (or int8/uint8) array on the tensor's device and memory, with its values."""
@@ -122,6 +124,7 @@ def test_a_torch_bool_tensor_is_read_over_its_memory(this_patch, dtype):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_a_torch_bool_tensor_is_written_through_the_warp_array(this_patch):
     torch = cuda_torch()
     tensor = torch.tensor([True, False, True, False], device="cuda")
@@ -130,6 +133,7 @@ def test_a_torch_bool_tensor_is_written_through_the_warp_array(this_patch):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize(("dtype", "named"), [("float32", "float32"), ("int32", "int32"), ("vec2", "vec2f")])
 def test_a_torch_bool_tensor_refuses_other_dtypes_as_the_fixed_release(this_patch, dtype, named):
     torch = cuda_torch()

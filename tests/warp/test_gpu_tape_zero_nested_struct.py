@@ -141,6 +141,7 @@ def test_needed_the_reproducer_keeps_the_nested_gradient_without_gpushim(tmp_pat
 
 
 @on_gpu
+@GATE.recorded_only
 def test_reproducer_zeroes_both_gradients_with_gpushim(tmp_path):
     """What 1.8.1 prints: loss [2], both gradients [1], then both [0]."""
     result = run_script(REPRODUCER, tmp_path, gpushim=True)
@@ -151,6 +152,7 @@ def test_reproducer_zeroes_both_gradients_with_gpushim(tmp_path):
 
 
 @on_gpu
+@GATE.recorded_only
 def test_gradients_stay_at_one_over_iterations_on_the_device():
     """Record, backward and zero ITERATIONS times on one tape: 1, 1, 1 as in 1.8.1, not 1, 2, 3."""
     with applied(patch):
