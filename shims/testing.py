@@ -29,7 +29,9 @@ probe that raises shows its bug too, described by the exception: an old
 release that cannot even run the probe in a new environment (Warp 1.2.0,
 whose arrays NumPy 2 refuses to make) has the bug as far as its users can
 tell, and with gpushim the probe must run and find nothing.  A probe that
-cannot run, or whose interpreter fails otherwise, fails its checks.  With
+cannot run here (:class:`gpushim.ProbeCannotRun`: the install lacks what it
+needs and the bug does not) skips its checks, saying why, as the self-test
+gives it no verdict; one whose interpreter fails otherwise fails them.  With
 gpushim imported after a target whose import raised, the target is imported
 again, as its user would; where that import raises again (a Cython module
 whose initialisation failed stays broken), only gpushim made active before
@@ -109,9 +111,12 @@ def answers(ids: tuple[str, ...], mode: Mode, disabled: tuple[str, ...] = ()) ->
 def judged(answer: dict) -> tuple[object, str]:
     """What the probe returned or raised (the bug shows unless that is ``None``) and its patch's state.
 
-    A probe that could not run, or whose interpreter failed otherwise than by dying, fails the check.
+    A probe that cannot run here skips the check with its reason; one whose
+    interpreter failed otherwise than by dying fails it.
     """
-    assert "error" not in answer and "cannot_run" not in answer, f"the probe of {answer['id']} did not answer: {answer}"
+    if "cannot_run" in answer:
+        pytest.skip(f"the probe of {answer['id']} cannot run here: {answer['cannot_run']}")
+    assert "error" not in answer, f"the probe of {answer['id']} did not answer: {answer}"
     if "raised" in answer:
         return f"the probe raises {answer['raised']}", answer["state"]
     return answer["bug"], answer["state"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -205,6 +206,21 @@ def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
     finished = contract(own_suite, sites["broken"], affected)
     assert finished.returncode == 1
     assert "test_the_state_is_the_one_derived_from_the_declaration_and_the_install" in finished.stdout
+
+
+def test_the_contract_skips_the_checks_of_a_probe_that_cannot_run_here_with_its_reason(sites, affected, own_suite):
+    """As cupy.expm_pade_term's probe on a GPU host without cuBLAS: no verdict, and no failure of the patch."""
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write(
+            "def compute(x):\n"
+            "    from gpushim import ProbeCannotRun\n"
+            "    raise ProbeCannotRun('it needs libexample.so.1, which is not installed')\n"
+        )
+    finished = contract(own_suite, sites["example"], affected)
+    assert finished.returncode == 0, finished.stdout
+    assert "3 passed, 6 skipped" in finished.stdout  # the 5 checks that ask the probe, and harmless
+    reason = f"the probe of {ID} cannot run here: it needs libexample.so.1, which is not installed"
+    assert re.search(rf"SKIPPED \[5\] .*: {re.escape(reason)}$", finished.stdout, re.MULTILINE), finished.stdout
 
 
 def found_without_gpushim(sites, affected) -> str:
