@@ -30,7 +30,12 @@ method.  Anything else in place of those comparisons, or a method whose
 source cannot be read, is a TargetMismatch.
 
 Not backported.  1.9.1's other changes.  Empty slices reach kernels as arrays
-of size 0, as in 1.9.1.
+of size 0, as in 1.9.1.  An empty view of a CUDA array keeps an address, so
+its ``.numpy()`` copies it to the host, into an array without one, whose
+``__array_interface__`` NumPy refuses: ``ValueError: setting an array element
+with a sequence``, in 1.9.1 as with the patch.  Neither ``numpy()`` nor
+``__array_interface__`` changed that from 0.10.0 to 1.16.0 and upstream's main
+of August 2026, so there is no fix to backport.
 
 The probe.  A three-element CPU array sliced as ``a[1:1]`` and ``a[:0]``;
 both must give shape ``(0,)``.

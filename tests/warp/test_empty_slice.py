@@ -7,7 +7,8 @@ arrays), with slices that select something, and with keys Warp rejects
 (a start at the end, a stop before the start, an index out of range, a
 string).  It records each view's type, shape, strides, size, offset from its
 base, contiguity and contents (and its gradient's shape), or the exception,
-and what a kernel launched over an empty view does.
+and what a kernel launched over an empty view does, and what NumPy makes of
+an empty view's host copy, which ``.numpy()`` of a device array reads.
 """
 
 from __future__ import annotations
@@ -90,6 +91,20 @@ def launched_over_an_empty_view() -> dict:
     return {"base": base.numpy().tolist()}
 
 
+def host_copy_of_an_empty_view() -> dict:
+    """``numpy.asarray`` of ``view.to("cpu")`` where ``view`` is on a device: 1.9.1's ``numpy()`` past its copy.
+
+    The copy is made here from a CPU view, as ``to`` makes it from a device's:
+    ``warp.clone``, whose empty array has no pointer.
+    """
+    base = warp.zeros(3, dtype=float, device="cpu")
+    try:
+        host = warp.clone(base[1:1], device="cpu")
+        return {"values": np.asarray(host).tolist()}
+    except Exception as error:
+        return {"raises": type(error).__name__}
+
+
 def run_corpus() -> dict:
     outcomes = {}
     for name, base in arrays().items():
@@ -99,6 +114,7 @@ def run_corpus() -> dict:
             except Exception as error:
                 outcomes[f"{name}[{text}]"] = {"raises": f"{type(error).__name__}: {error}"}
     outcomes["a kernel over 1d[1:1]"] = launched_over_an_empty_view()
+    outcomes["numpy of the host copy of 1d[1:1]"] = host_copy_of_an_empty_view()
     return outcomes
 
 
@@ -141,6 +157,7 @@ def test_faithful_corpus_matches_the_fixed_release():
             assert outcomes[name] == fixed
     assert outcomes["3d[1:1, :0, -1:-1]"]["shape"] == [0, 0, 0]  # the fix's regression test
     assert outcomes["a kernel over 1d[1:1]"] == {"base": [0.0, 0.0, 0.0]}
+    assert outcomes["numpy of the host copy of 1d[1:1]"] == {"raises": "ValueError"}  # NumPy refuses a null pointer
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
 
 
