@@ -180,7 +180,8 @@ def record(cell: str, spec: dict, found: dict[str, str], junit: Path) -> dict:
 def main(arguments: list[str] | None = None) -> int:
     cells = load_cells()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cell", required=True, choices=sorted(name for name, spec in cells.items() if spec["gpu"]))
+    gpu_cells = sorted(name for name, spec in cells.items() if spec["gpu"])
+    parser.add_argument("--cell", required=True, choices=gpu_cells, metavar="CELL", help="a cell with gpu = true")
     parser.add_argument("--wheelhouse", type=Path, help="install from this folder alone (python -m matrix.wheelhouse)")
     parser.add_argument("--out", type=Path, default=ARTEFACTS / "gpu", help="where the results go (%(default)s)")
     options = parser.parse_args(arguments)

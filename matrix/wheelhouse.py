@@ -60,7 +60,7 @@ def join(folder: Path, into: Path) -> None:
 def main(arguments: list[str] | None = None) -> None:
     cells = load_cells()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cell", required=True, choices=sorted(cells))
+    parser.add_argument("--cell", required=True, choices=sorted(cells), metavar="CELL", help="a cell of matrix/*.toml")
     parser.add_argument("--python-version", required=True, help="the GPU host's Python, e.g. 3.12")
     parser.add_argument("--split-mib", type=int, help="cut wheels larger than this many MiB into pieces")
     parser.add_argument("folder", type=Path)
