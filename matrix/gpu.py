@@ -41,10 +41,10 @@ from matrix.wheelhouse import join
 ROOT = MATRIX.parent
 # The producers of the GPU tests' device memory, which the host brings, beside the releases a cell pins.
 PRODUCERS = ("torch", "cupy", "pycuda", "jax")
-# Each distribution's version, the first on the path winning, as the tests' interpreter sees them.
+# Each distribution's name and version, in the order of the path of the tests' interpreter.
 VERSIONS = (
     "import importlib.metadata as m, json\n"
-    "print(json.dumps({d.metadata['Name']: d.version for d in reversed(list(m.distributions()))}))"
+    "print(json.dumps([[d.metadata['Name'], d.version] for d in m.distributions()]))"
 )
 GPU_TEST_MODULE = re.compile(r"tests\.(\w+)\.test_gpu_(\w+)")
 CONTRACT_CASE = re.compile(r"\[([\w.]+)\]$")
@@ -82,10 +82,13 @@ def environment(target: Path) -> dict[str, str]:
 
 def releases(spec: dict, env: dict[str, str]) -> dict[str, str]:
     """The version of each release the cell pins, and of each producer, that the tests' interpreter finds."""
-    found = json.loads(subprocess.run([sys.executable, "-c", VERSIONS], env=env, capture_output=True).stdout)
+    listed = json.loads(subprocess.run([sys.executable, "-c", VERSIONS], env=env, capture_output=True).stdout)
+    found: dict[str, str] = {}
+    for name, version in listed:
+        if name:
+            found.setdefault(_name(name), version)  # the first on the path is the one imported
     pinned = {_name(requirement) for requirement in _pins(spec)}
-    named = {_name(name): version for name, version in found.items()}
-    return {name: version for name, version in sorted(named.items()) if name in pinned or name.startswith(PRODUCERS)}
+    return {name: version for name, version in sorted(found.items()) if name in pinned or name.startswith(PRODUCERS)}
 
 
 def _pins(spec: dict) -> list[str]:
