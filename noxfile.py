@@ -31,7 +31,7 @@ import nox
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
 
-from matrix.cells import load_cells  # noqa: E402
+from matrix.cells import TEST_TOOLS, load_cells  # noqa: E402
 
 nox.needs_version = ">=2026.10.20"  # sessions run in parallel
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -62,7 +62,6 @@ ENGINE_RUNS = [
 # the other runs leave them out.
 PER_CASE_INTERPRETERS = ["tests/engine/test_adversarial.py", "tests/engine/test_pytest_plugin.py"]
 EVERY_SUITE_RUNS = [("3.8", "1.17.3"), (MAIN_PYTHON, "2.5.2"), ("3.12", "2.5.2"), ("3.13", "2.5.2")]
-TEST_TOOLS = ["pytest", "hypothesis", "tomli; python_version < '3.11'"]
 RAY = ["ray==2.60.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 CELLS = load_cells()
@@ -97,14 +96,14 @@ def lint(session: nox.Session) -> None:
 @nox.parametrize(("python", "wrapt"), ENGINE_RUNS)
 def tests(session: nox.Session, wrapt: str) -> None:
     """The engine against synthetic targets, and patches from other distributions; on nox's own Python also the
-    catalogue's declarations, the commands as installed and the radar's grid."""
+    catalogue's declarations, the commands as installed, the radar's grid and the GPU host's runner."""
     session.install(".", f"wrapt=={wrapt}", "pip", "hatchling", *TEST_TOOLS)
     if (session.python, wrapt) in EVERY_SUITE_RUNS:
         suites = ["tests/engine", "tests/plugins"]
     else:
         suites = ["tests/engine", *(f"--ignore={suite}" for suite in PER_CASE_INTERPRETERS)]
     if session.python == MAIN_PYTHON:
-        suites += ["tests/catalogue", "tests/cli", "tests/radar"]
+        suites += ["tests/catalogue", "tests/cli", "tests/radar", "tests/gpu_runner"]
     session.run("pytest", *suites, *session.posargs)
 
 
@@ -179,8 +178,8 @@ def bench(session: nox.Session, cell: str) -> None:
 @nox.session(tags=["gpu"])
 @by_cell([name for name, spec in CELLS.items() if spec["gpu"]])
 def gpu(session: nox.Session, cell: str) -> None:
-    """One cell's GPU tests (marker ``gpu``: the contract's and the library's), on a GPU host; without a device each
-    is skipped, saying so."""
+    """One cell's GPU tests (marker ``gpu``: the contract's and the library's), on a GPU host with network; without
+    a device each is skipped, saying so.  ``python -m matrix.gpu`` runs them offline, and records the run."""
     spec = install_cell(session, cell)
     if spec["gpu-install"]:
         session.install(*spec["gpu-install"])
