@@ -11,12 +11,18 @@ arrays whose memory nobody touches (``fusion_tracing``).  CuPy's
 ``compile_with_cache`` prepends its headers to the kernel and assembles its
 compiler options, then hands both to
 ``cupy.cuda.compiler._compile_module_with_cache``, whose first step asks the
-device for its architecture; :func:`_handed` takes them there.  Two steps
-before it ask the device too, through Python names that stand in for them
-here: the memo of ``cupy.fuse``'s compilation, per device, and the device
-number of ``cupyx.jit``'s cache.  :func:`rejection` then compiles with the
-options that step adds for NVRTC 12, for the architecture :data:`ARCH`.  A
-kernel rejected here is rejected on any device, whatever NVRTC's words.
+device for its architecture; :func:`_handed` takes them there.  Two earlier
+steps ask the device as well, each through a name replaced while a kernel is
+launched here: ``cupy.fuse`` memoises its compilations per device (the memo's
+``__wrapped__`` function stands in), and ``cupyx.jit`` keys its cache by
+``cupy.cuda.get_device_id()`` (device 0 stands in).  :func:`rejection` then
+compiles with the options that step adds for NVRTC 12, for the architecture
+:data:`ARCH`.  NVRTC judges a source the same with a device or without
+one, so a kernel it rejects here it rejects there, whatever its words.
+
+The kernels of ``cupy.fuse``'s first code generator (``ElementwiseKernel``)
+ask the device from compiled code before anything here could stand in, so
+they are compiled on a device only (``test_gpu_fuse_python_scalar``).
 """
 
 from __future__ import annotations
@@ -82,3 +88,8 @@ def rejection(source: str, options: tuple) -> str | None:
     finally:
         nvrtc.destroyProgram(program)
     return None
+
+
+def rejections(kernels: dict) -> dict:
+    """``{name: NVRTC's log, or None where it compiles}`` for ``kernels``, ``{name: (source, options)}``."""
+    return {name: rejection(*kernel) for name, kernel in kernels.items()}

@@ -32,10 +32,10 @@ def trace_scalar():
     return _fusion_variable._TraceScalar
 
 
-def nvrtc_rejections(cases=NVRTC_CASES):
-    """``{case: NVRTC's log, or None where it compiles}`` for the second code generator's kernel of each case."""
+def second_path_kernels(cases=NVRTC_CASES):
+    """``{case: (source, options)}`` that the second code generator hands to the compiler for each case."""
     corpus = {case.id: case for case in fusion_corpus.CASES}
-    return {case: nvrtc.rejection(*nvrtc.fused(corpus[case].func, corpus[case].args, case)) for case in cases}
+    return {case: nvrtc.fused(corpus[case].func, corpus[case].args, case) for case in cases}
 
 
 @GATE.affected_only
@@ -58,23 +58,30 @@ def test_effective_second_path_writes_cudart_constants(order, other):
 
 @GATE.affected_only
 def test_needed_nvrtc_rejects_the_second_paths_kernels_without_gpushim():
-    rejections = nvrtc_rejections()
+    rejections = nvrtc.rejections(second_path_kernels())
     assert [case for case, log in rejections.items() if log is None] == []
 
 
+@GATE.affected_only
 def test_effective_nvrtc_compiles_the_second_paths_kernels(this_patch):
-    assert {name: log for name, log in nvrtc_rejections().items() if log is not None} == {}
+    rejections = nvrtc.rejections(second_path_kernels())
+    assert {case: log for case, log in rejections.items() if log is not None} == {}
 
 
 @GATE.unaffected_only
-def test_harmless_nvrtc_compiles_the_second_paths_kernels_without_gpushim():
-    assert {name: log for name, log in nvrtc_rejections().items() if log is not None} == {}
+def test_harmless_nvrtc_compiles_the_second_paths_kernels_which_gpushim_leaves_alone():
+    kernels = second_path_kernels()
+    with applied(patch):
+        assert second_path_kernels() == kernels
+    rejections = nvrtc.rejections(kernels)
+    assert {case: log for case, log in rejections.items() if log is not None} == {}
 
 
 @GATE.recorded_only
 def test_faithful_nvrtc_rejects_a_complex_constant_with_a_nan_part_as_13_4_1_does(this_patch):
     """13.4.1 writes ``thrust::complex<double>(0.0, nan)`` (the patch's "Not backported"), and so does 14.2.0."""
-    assert nvrtc_rejections(["complex_nan_plus_complex128"])["complex_nan_plus_complex128"] is not None
+    rejections = nvrtc.rejections(second_path_kernels(["complex_nan_plus_complex128"]))
+    assert rejections["complex_nan_plus_complex128"] is not None
 
 
 @GATE.recorded_only
