@@ -119,8 +119,8 @@ def install_cell(session: nox.Session, cell: str) -> dict:
     if spec["pip"]:
         session.install("pip")
         session.run("python", "-m", "pip", "install", *options, *spec["pip"])
-    # CUDA libraries installed as wheels (nvidia-cublas-cu12 for cupyx.scipy.linalg) are found
-    # through the loader's path, as their users set it; without a driver nothing else needs them.
+    # CUDA libraries installed as wheels (nvidia-cublas-cu12 for cupyx.scipy.linalg, NVRTC for tests/cupy/nvrtc.py)
+    # are found through the loader's path, as their users set it; without a driver nothing else needs them.
     libraries = sorted(Path(session.virtualenv.location).glob("lib/python*/site-packages/nvidia/*/lib"))
     if libraries:
         session.env["LD_LIBRARY_PATH"] = os.pathsep.join(map(str, libraries))

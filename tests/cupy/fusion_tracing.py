@@ -163,10 +163,7 @@ def raises_numpy2_can_cast(outcome):
 
 
 def writes_bare_inf_or_nan(outcome):
-    """Whether second-path code assigns a bare ``inf``/``nan``.
-
-    NVRTC rejects that with 'identifier "inf" is undefined' (cupy/cupy#9005).
-    """
+    """Whether second-path code assigns a bare ``inf``/``nan``, which NVRTC rejects (cupy/cupy#9005, ``nvrtc``)."""
     import re
 
     return re.search(r"= -?(inf|nan);", outcome.get("body", "")) is not None

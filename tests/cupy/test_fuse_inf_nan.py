@@ -4,8 +4,9 @@ Before 13.4.1, ``cupy._core.new_fusion`` writes ``double v2 = inf;`` for
 ``cupy.where(mask[:, cupy.newaxis], cupy.inf, points)``, which nvrtc rejects;
 with gpushim it writes the code 13.4.1 writes (``CUDART_INF``, ``CUDART_NAN``,
 ``1ll``, ``thrust::complex<double>(...)``).  Everything is traced on the CPU
-with the installed release (see ``fusion_tracing``); the first code generator
-is the business of ``test_fuse_python_scalar.py``.
+with the installed release (see ``fusion_tracing``), and a few kernels are
+compiled by the real NVRTC (see ``nvrtc``); the first code generator is the
+business of ``test_fuse_python_scalar.py``.
 """
 
 import pytest
@@ -15,18 +16,26 @@ cupy = pytest.importorskip("cupy")
 import numpy  # noqa: E402
 
 from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
-from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
+from tests.cupy import fusion_corpus, fusion_tracing, nvrtc  # noqa: E402
 from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
 from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
+# Second-path kernels for NVRTC: inf and nan constants in float64, float32, float16 and a complex128 expression.
+NVRTC_CASES = ("seed_where_inf", "where_nan_float32", "maximum_nan_float16", "inf_plus_complex128")
 
 
 def trace_scalar():
     from cupy._core import _fusion_variable
 
     return _fusion_variable._TraceScalar
+
+
+def second_path_kernels(cases=NVRTC_CASES):
+    """``{case: (source, options)}`` that the second code generator hands to the compiler for each case."""
+    corpus = {case.id: case for case in fusion_corpus.CASES}
+    return {case: nvrtc.fused(corpus[case].func, corpus[case].args, case) for case in cases}
 
 
 @GATE.affected_only
@@ -45,6 +54,34 @@ def test_effective_second_path_writes_cudart_constants(order, other):
     traced = fusion_tracing.trace_in_fresh_interpreter("second", gpushim=order, disable=other)
     assert not [case for case, outcome in traced.items() if writes_bare_inf_or_nan(outcome)]
     assert "double v2 = CUDART_INF;" in traced["seed_where_inf"]["body"]
+
+
+@GATE.affected_only
+def test_needed_nvrtc_rejects_the_second_paths_kernels_without_gpushim():
+    rejections = nvrtc.rejections(second_path_kernels())
+    assert [case for case, log in rejections.items() if log is None] == []
+
+
+@GATE.affected_only
+def test_effective_nvrtc_compiles_the_second_paths_kernels(this_patch):
+    rejections = nvrtc.rejections(second_path_kernels())
+    assert {case: log for case, log in rejections.items() if log is not None} == {}
+
+
+@GATE.unaffected_only
+def test_harmless_nvrtc_compiles_the_second_paths_kernels_which_gpushim_leaves_alone():
+    kernels = second_path_kernels()
+    with applied(patch):
+        assert second_path_kernels() == kernels
+    rejections = nvrtc.rejections(kernels)
+    assert {case: log for case, log in rejections.items() if log is not None} == {}
+
+
+@GATE.recorded_only
+def test_faithful_nvrtc_rejects_a_complex_constant_with_a_nan_part_as_13_4_1_does(this_patch):
+    """13.4.1 writes ``thrust::complex<double>(0.0, nan)`` (the patch's "Not backported"), and so does 14.2.0."""
+    rejections = nvrtc.rejections(second_path_kernels(["complex_nan_plus_complex128"]))
+    assert rejections["complex_nan_plus_complex128"] is not None
 
 
 @GATE.recorded_only

@@ -3,9 +3,9 @@
 Before 13.4.0, ``cupyx.jit`` writes ``x[threadIdx.x] = inff;`` for
 ``x[threadIdx.x] = cupy.inf``, which nvrtc rejects; with gpushim it writes the
 source 13.4.0 writes (``CUDART_INF_F``, ``nan("")``, complex parts with their
-suffixes).  Every kernel is transpiled on the CPU and never compiled (see
-``jit_constants``); compiling and running them is the business of
-``test_gpu_jit_inf_nan.py``.
+suffixes).  Every kernel is transpiled on the CPU (see ``jit_constants``), and
+a few of the upstream tests' kernels are compiled by the real NVRTC (see
+``nvrtc``); running them is the business of ``test_gpu_jit_inf_nan.py``.
 """
 
 import pytest
@@ -13,10 +13,12 @@ import pytest
 cupy = pytest.importorskip("cupy")
 
 from gpushim.patches.cupy.jit_inf_nan import _BARE, patch  # noqa: E402
-from tests.cupy import jit_constants  # noqa: E402
+from tests.cupy import jit_constants, nvrtc  # noqa: E402
 from tests.support import applied, gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
+# Upstream tests' kernels for NVRTC, as (dtype, constant): inf and nan, real and complex.
+NVRTC_KERNELS = (("f", "inf"), ("d", "nan"), ("F", "nan"))
 
 
 def cuda_types():
@@ -37,6 +39,14 @@ def bare(outcomes):
     return sorted(case for case, source in outcomes.items() if "__global__" in source and _BARE.search(source))
 
 
+def upstream_kernels():
+    """``{"<constant> into <dtype>": (source, options)}`` that ``cupyx.jit`` hands to the compiler."""
+    return {
+        f"{constant} into {dtype}": nvrtc.jit(jit_constants.upstream_test(dtype, constant), dtype)
+        for dtype, constant in NVRTC_KERNELS
+    }
+
+
 @GATE.affected_only
 def test_needed_the_seed_is_written_with_a_bare_identifier_without_gpushim():
     source = jit_constants.transpile(jit_constants.storing(cupy.inf), "float32")
@@ -50,6 +60,27 @@ def test_needed_every_non_finite_constant_is_written_bare_without_gpushim():
     assert len(written) >= 100
     assert set(written) <= set(bare(outcomes))
     assert {f"upstream {c} {d}" for c in ("inf", "nan") for d in "efdFD"} <= set(bare(outcomes))
+
+
+@GATE.affected_only
+def test_needed_nvrtc_rejects_the_upstream_tests_kernels_without_gpushim():
+    rejections = nvrtc.rejections(upstream_kernels())
+    assert [kernel for kernel, log in rejections.items() if log is None] == []
+
+
+@GATE.affected_only
+def test_effective_nvrtc_compiles_the_upstream_tests_kernels(this_patch):
+    rejections = nvrtc.rejections(upstream_kernels())
+    assert {kernel: log for kernel, log in rejections.items() if log is not None} == {}
+
+
+@GATE.unaffected_only
+def test_harmless_nvrtc_compiles_the_upstream_tests_kernels_which_gpushim_leaves_alone():
+    kernels = upstream_kernels()
+    with applied(patch):
+        assert upstream_kernels() == kernels
+    rejections = nvrtc.rejections(kernels)
+    assert {kernel: log for kernel, log in rejections.items() if log is not None} == {}
 
 
 @GATE.affected_only
