@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from gpushim import ProbeCannotRun
 from gpushim.patches.warp.cuda13_device_uuid import patch
 from tests.gpu import PretendDriver, pretend_a_device
 from tests.support import applied, gate, record_corpus, run_python
@@ -141,6 +142,13 @@ def test_without_a_driver_library_the_release_answers(monkeypatch):
     monkeypatch.setattr(device, "driver", lambda: None)
     with applied(patch):
         assert cuda_device(bytes(16)).uuid == UNREAD
+
+
+@GATE.affected_only
+def test_the_probe_cannot_run_before_cuda_13(monkeypatch):
+    pretend_a_device(monkeypatch).cuda_version = 12090
+    with pytest.raises(ProbeCannotRun, match=r"^the bug needs a CUDA 13 driver; this one supports CUDA 12\.9$"):
+        patch.probe()
 
 
 @GATE.recorded_only
