@@ -16,6 +16,9 @@ device, ``CUDA_VISIBLE_DEVICES=""``) or a count of 0 all mean "no device";
 nothing here raises for want of a driver, unlike
 ``cupy.cuda.runtime.getDeviceCount()``.  Tests substitute :func:`driver` to
 take the device branch on a machine without one.
+
+A patch that corrects what a library read from the driver asks the driver
+too: its CUDA version and a device's UUID (``warp.cuda13_device_uuid``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,19 @@ class Driver:
         count = ctypes.c_int(0)
         self._call("cuDeviceGetCount", ctypes.byref(count))
         return count.value
+
+    def version(self) -> int:
+        """The CUDA version the driver supports, as ``cuDriverGetVersion`` says it: 13000 for 13.0."""
+        version = ctypes.c_int(0)
+        self._call("cuDriverGetVersion", ctypes.byref(version))
+        return version.value
+
+    def uuid(self, ordinal: int) -> bytes:
+        """Device ``ordinal``'s UUID, the 16 bytes of ``cuDeviceGetUuid_v2`` (CUDA 11.4 on), as ``nvidia-smi`` shows."""
+        device, uuid = ctypes.c_int(0), (ctypes.c_char * 16)()
+        self._call("cuDeviceGet", ctypes.byref(device), ordinal)
+        self._call("cuDeviceGetUuid_v2", uuid, device)
+        return bytes(uuid)
 
     def allocate(self, nbytes: int) -> int:
         """``nbytes`` of device memory in device 0's primary context, the one CUDA libraries share."""

@@ -47,21 +47,37 @@ def cuda_torch():
 
 
 class PretendDriver:
-    """Stands in for the CUDA driver in :mod:`gpushim.device`: one device, and a record of the memory asked for.
+    """Stands in for the CUDA driver in :mod:`gpushim.device`: one device, and a record of what was asked of it.
 
     The pointers it hands out are made up as well (and differ from
     ``gpushim.device.MADE_UP_ADDRESS``), so a probe run with it on the CPU
-    takes its device branch without any memory being touched.
+    takes its device branch without any memory being touched.  It supports
+    CUDA 13.0 (driver 580's) unless a test sets ``cuda_version``, and its
+    device's UUID is :data:`UUID` unless a test sets ``device_uuid``, None
+    for a ``cuDeviceGetUuid_v2`` that fails.
     """
 
     POINTER = 0x7E0000002000
+    UUID = bytes.fromhex("5f1c2a3b4d6e48f0a1b2c3d4e5f60718")
 
     def __init__(self) -> None:
         self.allocated: list[int] = []
         self.freed: list[int] = []
+        self.cuda_version = 13000
+        self.device_uuid: bytes | None = self.UUID
+        self.uuids_read: list[int] = []
 
     def device_count(self) -> int:
         return 1
+
+    def version(self) -> int:
+        return self.cuda_version
+
+    def uuid(self, ordinal: int) -> bytes:
+        self.uuids_read.append(ordinal)
+        if self.device_uuid is None:
+            raise OSError("cuDeviceGetUuid_v2 failed with CUresult 101")  # CUDA_ERROR_INVALID_DEVICE
+        return self.device_uuid
 
     def allocate(self, nbytes: int) -> int:
         self.allocated.append(nbytes)

@@ -99,6 +99,10 @@ class RecordingLibrary:
             self.calls.append(name)
             if name == "cuMemAlloc_v2":
                 args[0]._obj.value = 0x7D0000000000
+            if name == "cuDriverGetVersion":
+                args[0]._obj.value = 13000
+            if name == "cuDeviceGetUuid_v2":
+                ctypes.memmove(args[0], PretendDriver.UUID, 16)
             return self.results.get(name, 0)
 
         return call
@@ -127,3 +131,19 @@ def test_a_failing_allocation_raises_with_the_context_popped_and_released():
     with pytest.raises(OSError, match="cuMemAlloc_v2 failed with CUresult 2"):
         device.Driver(library).allocate(48)
     assert library.calls[-3:] == ["cuMemAlloc_v2", "cuCtxPopCurrent_v2", "cuDevicePrimaryCtxRelease_v2"]
+
+
+def test_the_driver_says_its_cuda_version():
+    assert device.Driver(RecordingLibrary()).version() == 13000
+
+
+def test_the_driver_reads_a_devices_uuid_with_cuDeviceGetUuid_v2():  # noqa: N802
+    library = RecordingLibrary()
+    assert device.Driver(library).uuid(1) == PretendDriver.UUID
+    assert library.calls == ["cuDeviceGet", "cuDeviceGetUuid_v2"]
+
+
+def test_a_failing_uuid_read_raises():
+    library = RecordingLibrary(cuDeviceGetUuid_v2=101)  # CUDA_ERROR_INVALID_DEVICE
+    with pytest.raises(OSError, match="cuDeviceGetUuid_v2 failed with CUresult 101"):
+        device.Driver(library).uuid(0)
