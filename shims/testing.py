@@ -39,6 +39,13 @@ cannot run without gpushim: their need is not checked there.  A patch that
 acts only before a module executes leaves nothing in place once it has:
 only the probes check it.  Only patches whose target is installed are
 checked.
+
+Each check leaves the process as it found it, whether gpushim was active
+in the session (``pytest --gpushim``, ``gpushim-run pytest``) or not: the
+patches active before it are active after it, and no others; a module
+imported before it is still the same object.  A target the checks imported
+stays imported, as a user's import would leave it (an extension module
+cannot be imported twice).
 """
 
 from __future__ import annotations
@@ -143,6 +150,17 @@ class Contract:
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "id" in metafunc.fixturenames:
             metafunc.parametrize("id", self.checked_ids())
+
+    @pytest.fixture(autouse=True)
+    def leaves_gpushim_as_found(self):
+        """Each check patches and undoes as it needs: after it, what was active is active again, and nothing else."""
+        found = set(gpushim.registry().active)
+        yield
+        now = set(gpushim.registry().active)
+        if now - found:
+            gpushim.unpatch(*sorted(now - found))
+        if found - now:
+            gpushim.patch(*sorted(found - now))
 
     def probe(self, id: str, mode: Mode) -> tuple[object, str]:
         return judged(answers(self.checked_ids(), mode)[id])

@@ -172,10 +172,10 @@ def own_suite(tmp_path):
     return suite
 
 
-def contract(suite, *folders) -> subprocess.CompletedProcess:
+def contract(suite, *folders, options=()) -> subprocess.CompletedProcess:
     clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     return subprocess.run(
-        [*PYTEST, "-rs", str(suite)],
+        [*PYTEST, "-rs", *options, str(suite)],
         cwd=suite,
         env={**clean, "PYTHONPATH": os.pathsep.join(map(str, folders))},
         capture_output=True,
@@ -194,6 +194,33 @@ def test_the_contract_runs_in_the_distributions_own_suite_on_a_fixed_release(sit
     finished = contract(own_suite, sites["example"], fixed)
     assert finished.returncode == 0, finished.stdout
     assert "6 passed, 3 skipped" in finished.stdout  # disabled, unpatch and pickling are for affected ones
+
+
+AFTER_THE_CONTRACT = f"""
+import sys
+
+import gpushim
+import gpushim_example_target
+
+FOUND = dict(sys.modules)  # collected before any test runs
+
+
+def test_after_the_contract():
+    state, result = gpushim.record({ID!r})["state"], gpushim_example_target.compute(1)
+    replaced = [name for name, module in FOUND.items() if sys.modules.get(name) is not module]
+    print("after the contract:", state, result, replaced)
+"""
+
+
+@pytest.mark.parametrize(
+    "options, found", [(["--gpushim"], "applied 3 []"), ([], "inactive 2 []")], ids=["active", "inactive"]
+)
+def test_the_contract_leaves_the_session_as_it_found_it(sites, affected, own_suite, options, found):
+    """A test that runs after the contract's has the fix exactly where the session had it, and the same modules."""
+    (own_suite / "test_patched_after_the_contract.py").write_text(AFTER_THE_CONTRACT)
+    finished = contract(own_suite, sites["example"], affected, options=[*options, "-s"])
+    assert finished.returncode == 0, finished.stdout
+    assert f"after the contract: {found}\n" in finished.stdout, finished.stdout
 
 
 def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
