@@ -43,13 +43,13 @@ def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> st
 
 
 def upgrades(records: list[dict]) -> str:
-    """Per installed release with patches in range, the upgrade after which it needs none of them."""
-    from gpushim.freeze import freeze
+    """Per installed release with patches in range, the lowest release that needs none (see :func:`freeze.upgrade`)."""
+    from gpushim.freeze import NONE_KNOWN, freeze, needs_patches
 
     lines = [
-        f"  {release['distribution']} {release['version']} -> {release['fixed_in']}"
+        f"  {release['distribution']} {release['version']} -> {release['fixed_in'] or NONE_KNOWN}"
         for release in freeze(records)["releases"]
-        if release["fixed_in"] is not None
+        if needs_patches(release)
     ]
     return "\n".join(["\nupgrades after which no patch is needed:", *lines]) if lines else ""
 
@@ -168,7 +168,8 @@ def parser() -> argparse.ArgumentParser:
         "status",
         "each patch and its state on this install",
         "Each patch with the installed release of its library and its state in this process, "
-        "then, per installed release that needs patches, the upgrade after which it needs none. "
+        "then, per installed release that needs patches, the lowest release outside every patch's range, "
+        "if one is known. "
         "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
         "release's patches read `inactive` here.",
         _status,

@@ -10,6 +10,7 @@ import pytest
 from packaging.version import Version
 
 import gpushim
+from gpushim.freeze import NONE_KNOWN
 from tests.cli.scripts import command, environment, status, write_distribution
 
 README = Path(__file__).parents[2] / "README.md"
@@ -101,18 +102,17 @@ def test_patches_markdown_is_the_readme_table():
     assert command("gpushim", "patches", "--markdown").stdout == table
 
 
-def test_status_names_the_upgrade_after_which_an_installed_release_needs_no_patch(installed):
-    """The highest ``fixed_in`` among the patches in range for each installed release."""
+def test_status_names_the_lowest_release_outside_every_patchs_range_for_each_installed_release(installed):
+    """CuPy 13.5.0 fixes 13.3.0's last bug but has ``cupy.asarray_blocking``'s (tests/catalogue/test_upgrades.py)."""
+    advice = command("gpushim", "status", env=installed).stdout.split("\n\nupgrades after which no patch is needed:\n")
+    assert advice[1].splitlines() == ["  cupy-cuda12x 13.3.0 -> 13.6.0", "  warp-lang 1.6.0 -> 1.16.0"]
 
-    highest: dict[str, str] = {}
-    for record in status(installed):
-        if record["state"] in ("applied", "pending", "inactive", "failed") and record["distribution"]:
-            release = f"{record['distribution']} {record['installed_version']}"
-            highest[release] = max(highest.get(release, "0"), record["fixed_in"], key=Version)
-    assert set(highest) == {"cupy-cuda12x 13.3.0", "warp-lang 1.6.0"}
-    printed = command("gpushim", "status", env=installed).stdout
-    advice = printed.split("\n\nupgrades after which no patch is needed:\n")[1].splitlines()
-    assert advice == [f"  {release} -> {fixed}" for release, fixed in highest.items()]
+
+def test_status_says_when_no_release_outside_every_patchs_range_is_known_yet(tmp_path):
+    """DALI 1.32.0: ``dali.gast_pkg_resources`` concerns every release from 1.27.0 on."""
+    write_distribution(tmp_path, "nvidia-dali-cuda120", "1.32.0")
+    printed = command("gpushim", "status", env=environment(PYTHONPATH=str(tmp_path))).stdout
+    assert printed.endswith(f"\n  nvidia-dali-cuda120 1.32.0 -> {NONE_KNOWN}\n")
 
 
 def test_status_without_a_release_in_range_gives_no_upgrade(tmp_path):

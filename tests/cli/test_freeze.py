@@ -8,17 +8,17 @@ import sys
 from pathlib import Path
 
 import gpushim
-from gpushim.freeze import format_freeze, freeze, requirement
+from gpushim.freeze import NONE_KNOWN, format_freeze, freeze, requirement
 from tests.cli.scripts import RELEASES, command, environment, status, write_distribution
 
 
-def record(id, state, distribution="synthlib-cuda12", version="1.5.0", fixed_in="2.0"):
+def record(id, state, distribution="synthlib-cuda12", version="1.5.0", fixed_in="2.0", affected="<2.0"):
     return {
         "id": id,
         "target": "synthlib",
         "distribution": distribution,
         "installed_version": version,
-        "affected": "<2.0",
+        "affected": affected,
         "fixed_in": fixed_in,
         "state": state,
         "reason": "",
@@ -88,14 +88,14 @@ def test_json_lists_the_releases_with_their_patches_and_the_release_that_needs_n
     assert all(release["patches"] and release["fixed_in"] for release in frozen["releases"])
 
 
-def test_inactive_pending_applied_and_failed_patches_are_listed_and_counted_for_the_upgrade():
+def test_inactive_pending_applied_failed_and_disabled_patches_are_listed():
     records = [
-        record("synth.a", "inactive", fixed_in="1.9"),
-        record("synth.b", "pending", fixed_in="1.10"),
-        record("synth.c", "applied", fixed_in="1.6"),
-        record("synth.d", "failed", fixed_in="1.7"),
-        record("synth.e", "disabled", fixed_in="3.0"),
-        record("synth.f", "not-affected", fixed_in="4.0"),
+        record("synth.a", "inactive"),
+        record("synth.b", "pending"),
+        record("synth.c", "applied"),
+        record("synth.d", "failed"),
+        record("synth.e", "disabled"),
+        record("synth.f", "not-affected"),
     ]
     (release,) = freeze(records)["releases"]
     assert [(patch["id"], patch["state"]) for patch in release["patches"]] == [
@@ -105,14 +105,25 @@ def test_inactive_pending_applied_and_failed_patches_are_listed_and_counted_for_
         ("synth.d", "failed"),
         ("synth.e", "disabled"),
     ]
+
+
+def test_the_upgrade_is_the_lowest_release_outside_the_range_of_every_patch_in_range_or_not():
+    """As CuPy 13.3.0's: its last bug is fixed in 13.5.0, which has another that 13.6.0 fixes."""
+    records = [
+        record("synth.a", "pending", fixed_in="1.9", affected="<1.9"),
+        record("synth.b", "not-affected", fixed_in="1.10", affected=">=1.9,<1.10"),
+        record("synth.c", "disabled", fixed_in="1.7", affected="<1.7"),
+    ]
+    (release,) = freeze(records)["releases"]
     assert release["fixed_in"] == "1.10"
+    assert "#   no gpushim patch is needed from synthlib-cuda12 1.10 on" in format_freeze(freeze(records))
 
 
 def test_a_patch_in_range_that_upstream_has_not_fixed_leaves_no_release_to_upgrade_to():
     records = [record("synth.a", "pending", fixed_in="1.9"), record("synth.b", "applied", fixed_in=None)]
     (release,) = freeze(records)["releases"]
     assert (release["fixed_in"], set(release)) == (None, {"distribution", "version", "target", "patches", "fixed_in"})
-    assert "none of these is needed" not in format_freeze(freeze(records))
+    assert f"#   {NONE_KNOWN}" in format_freeze(freeze(records)).splitlines()
 
 
 def test_the_text_of_a_release_that_no_patch_concerns():
