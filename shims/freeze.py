@@ -3,7 +3,9 @@
 A result is only reproducible with the library releases and the fixes that
 were in effect, so this pins gpushim and each installed target's
 distribution, and says in comments which patches concern that release and
-in what state.  ``pip install -r`` accepts the file as it is.
+in what state.  ``pip install -r`` accepts the file as it is, and installs
+what is pinned from where it came: an index, or the URL it was installed
+from (gpushim from a commit of its repository).
 
 A patch is ``applied`` in the process that asks (call :func:`freeze` from
 the training script after its imports to log that), ``pending`` where
@@ -139,12 +141,18 @@ def _gating(records: list) -> list[dict]:
 
 
 def requirement(distribution: str, version: str | None) -> str:
-    """``distribution==version``, or a comment when the metadata gives no version that pip can pin.
+    """How to install ``distribution`` again: as it was installed where that was a URL, else ``distribution==version``.
 
-    pip refuses installed distributions whose version is not PEP 440
-    (from pip 24.1 on), so such a release is recorded but not pinned; so is
-    an unusual one that cannot be checked without ``packaging``.
+    pip records a URL it installed from in ``direct_url.json`` (PEP 610): a
+    VCS URL and its commit, a file or a directory (gpushim from a clone, a
+    patch distribution's wheel), none of which an index has.  A version that
+    is not PEP 440 cannot be pinned (pip refuses installed distributions with
+    one from 24.1 on), so such a release is recorded but not pinned; so is an
+    unusual one that cannot be checked without ``packaging``.
     """
+    direct = _direct_url(distribution)
+    if direct is not None:
+        return direct
     if version is None:
         return f"# {distribution}: its metadata gives no version, so it is not pinned"
     try:
@@ -154,12 +162,33 @@ def requirement(distribution: str, version: str | None) -> str:
     return f"{distribution}=={version}"
 
 
+def _direct_url(distribution: str) -> str | None:
+    """The requirement that installs ``distribution`` from where its ``direct_url.json`` says it came, if it says."""
+    import json
+    from importlib import metadata
+
+    try:
+        direct = json.loads(metadata.distribution(distribution).read_text("direct_url.json") or "null")
+        url = direct["url"]
+    except (metadata.PackageNotFoundError, ValueError, TypeError, KeyError):
+        return None
+    vcs = direct.get("vcs_info")
+    if vcs is not None:
+        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
+    subdirectory = direct.get("subdirectory")
+    if subdirectory:
+        url += f"#subdirectory={subdirectory}"
+    if direct.get("dir_info", {}).get("editable"):
+        return f"-e {url}"
+    return f"{distribution} @ {url}"
+
+
 def format_freeze(frozen: dict) -> str:
     """The requirements file: gpushim pinned, then each release pinned with its patches in comments below it."""
     lines = [
         "# gpushim freeze: the libraries gpushim patches here, with the state of each patch",
         LEGEND,
-        f"gpushim=={frozen['gpushim']}",
+        requirement("gpushim", frozen["gpushim"]),
     ]
     for added in frozen["patch_distributions"]:
         lines.append(requirement(added["distribution"], added["version"]))
