@@ -104,6 +104,7 @@ def tests(session: nox.Session, wrapt: str) -> None:
     else:
         suites = ["tests/engine", *(f"--ignore={suite}" for suite in PER_CASE_INTERPRETERS)]
     if session.python == MAIN_PYTHON:
+        session.install("twine")  # tests/cli checks the sdist and the wheel as PyPI will
         suites += ["tests/catalogue", "tests/cli", "tests/radar"]
     session.run("pytest", *suites, *session.posargs)
 
