@@ -15,9 +15,11 @@ smoke corpus of each library over matrix/radar.toml's grid of releases and
 environments, with and without gpushim, into matrix/RADAR.md.
 
 The engine tests run on every Python gpushim supports (``ENGINE_RUNS``), a release cell on the
-Python its ``python`` key names (nox's own otherwise); an interpreter that is
-not installed skips its sessions instead of failing them, also on CI.  nox
-itself, ``lint`` and ``compare`` need Python 3.11 or later (``tomllib``).
+Python its ``python`` key names (nox's own otherwise); an interpreter not found
+on PATH skips its sessions instead of failing them, and ``compare`` and the
+demo name the cells that did not run.  CI (``.ci/run``) makes every one
+visible and fails a session whose interpreter is missing.  nox itself,
+``lint`` and ``compare`` need Python 3.11 or later (``tomllib``).
 """
 
 from __future__ import annotations
