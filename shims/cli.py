@@ -86,7 +86,7 @@ def _selftest(arguments: argparse.Namespace) -> int:
 
 
 def patch_table(records: list[dict] | None = None) -> str:
-    """The README's Markdown table of patches, from their declarations."""
+    """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
         rows.append(
@@ -194,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
         _patches,
         "print the declarations as JSON",
     )
-    patches.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
+    patches.add_argument("--markdown", action="store_true", help="print the Markdown table of docs/patches.md")
     command(
         "freeze",
         "a requirements file of the installed libraries, with gpushim's patches in comments",
