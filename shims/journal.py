@@ -269,6 +269,10 @@ def _remove_layer(entry: Replacement) -> None:
     if position is None:
         return  # went with a layer below it
     above = layers[position + 1] if position + 1 < len(layers) else None
+    if above is not None and entry.added:
+        above.original, above.inherited, above.added = None, False, True  # undoing it now deletes the name
+        del layers[position]
+        return
     if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
         above.new.__wrapped__ = entry.original
         above.original, above.inherited = entry.original, entry.inherited
@@ -369,7 +373,9 @@ class Journal:
             raise TargetMismatch(f"{_describe(owner)} already has {name!r}: there is nothing to add")
         for owner in owners:
             setattr(owner, name, value)
-            self.entries.append(Replacement(owner, name, None, value, inherited=False, added=True))
+            entry = Replacement(owner, name, None, value, inherited=False, added=True)
+            self.entries.append(entry)
+            _LAYERS.setdefault((id(owner), name), []).append(entry)
         return value
 
     def replace_item(self, mapping: dict, key: object, new: object) -> object:
@@ -448,8 +454,4 @@ class Journal:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
                 entry.new._self_retired = True
-            if entry.added:
-                if _holds_its_own(entry):
-                    entry.restore()
-                continue
             _remove_layer(entry)

@@ -6,6 +6,8 @@ here the synthetic target lacks ``lost``.
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from gpushim import GpushimWarning, Journal, TargetMismatch
@@ -71,3 +73,15 @@ def test_patching_twice_adds_once_and_undo_leaves_a_name_the_program_rebound(tar
     module.lost = "the program's"
     registry.unpatch()
     assert module.lost == "the program's"
+
+
+@pytest.mark.parametrize("first", ["add", "wrap"], ids=["the addition undone first", "the wrapper undone first"])
+def test_a_wrapper_put_on_an_added_name_leaves_nothing_once_both_are_undone(first):
+    owner = types.SimpleNamespace()
+    adding, wrapping = Journal(), Journal()
+    adding.add(owner, "lost", lost)
+    wrapping.wrap(owner, "lost", lambda wrapped, instance, args, kwargs: wrapped(*args, **kwargs) + 1)
+    assert owner.lost(1) == 2
+    for journal in (adding, wrapping) if first == "add" else (wrapping, adding):
+        journal.undo()
+    assert not hasattr(owner, "lost")
