@@ -150,7 +150,7 @@ def requirement(distribution: str, version: str | None) -> str:
     one from 24.1 on), so such a release is recorded but not pinned; so is an
     unusual one that cannot be checked without ``packaging``.
     """
-    direct = _direct_url(distribution)
+    direct = _direct_url(distribution, version)
     if direct is not None:
         return direct
     if version is None:
@@ -162,15 +162,20 @@ def requirement(distribution: str, version: str | None) -> str:
     return f"{distribution}=={version}"
 
 
-def _direct_url(distribution: str) -> str | None:
-    """The requirement that installs ``distribution`` from where its ``direct_url.json`` says it came, if it says."""
+def _direct_url(distribution: str, version: str | None) -> str | None:
+    """The requirement that installs ``distribution`` from where its ``direct_url.json`` says it came, if it says.
+
+    Only the first install of ``version`` on the path tells: another (an older
+    one, shadowed) says nothing of the one in use.
+    """
     import json
     from importlib import metadata
 
+    found = next((dist for dist in metadata.distributions(name=distribution) if dist.version == version), None)
     try:
-        direct = json.loads(metadata.distribution(distribution).read_text("direct_url.json") or "null")
+        direct = json.loads(found.read_text("direct_url.json") or "null")
         url = direct["url"]
-    except (metadata.PackageNotFoundError, ValueError, TypeError, KeyError):
+    except (AttributeError, ValueError, TypeError, KeyError):
         return None
     vcs = direct.get("vcs_info")
     if vcs is not None:

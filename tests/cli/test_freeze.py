@@ -118,6 +118,17 @@ def test_a_freeze_of_gpushim_installed_from_a_commit_installs_that_commit_again(
     assert pinned in finished.stdout.splitlines()
 
 
+def test_the_url_of_another_install_of_gpushim_is_not_pinned(installed):
+    """An older gpushim first on the path, installed from a commit: its URL would pin the wrong one."""
+    site = Path(installed["PYTHONPATH"])
+    write_distribution(site, "gpushim", "0.0.1")
+    direct_url = {"url": "https://github.com/gpushim/gpushim", "vcs_info": {"vcs": "git", "commit_id": COMMIT}}
+    (site / "gpushim-0.0.1.dist-info" / "direct_url.json").write_text(json.dumps(direct_url))
+    frozen = command("gpushim", "freeze", env=installed).stdout
+    assert COMMIT not in frozen
+    assert [line for line in frozen.splitlines() if not line.startswith("#")][0].startswith("gpushim")
+
+
 def test_pip_installs_from_the_file_what_is_installed(from_an_index, tmp_path):
     installed = from_an_index
     requirements = tmp_path / "requirements.txt"
