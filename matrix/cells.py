@@ -33,6 +33,16 @@ def saved(cell: str, what: str) -> object:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def not_run(cells, what: str = "states") -> list[str]:
+    """Those of ``cells`` whose session saved no ``what``: their Python was not found, or they were not selected."""
+    return [cell for cell in cells if saved(cell, what) is None]
+
+
+def library_of(spec: dict) -> str:
+    """The library a cell tests, named as its patch ids begin: ``tests/dali/test_x.py`` is ``dali``."""
+    return Path(spec["tests"]).parts[1]
+
+
 def _libraries() -> list[dict]:
     """Each library's ``matrix/*.toml``; radar.toml is the radar's grid, not release cells."""
     return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml")) if path.name != "radar.toml"]

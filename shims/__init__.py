@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .engine import Registry
     from .states import Record
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = [
     "GpushimWarning",
     "InvalidDeclaration",

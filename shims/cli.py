@@ -43,13 +43,13 @@ def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> st
 
 
 def upgrades(records: list[dict]) -> str:
-    """Per installed release with patches in range, the upgrade after which it needs none of them."""
-    from gpushim.freeze import freeze
+    """Per installed release with patches in range, the lowest release that needs none (see :func:`freeze.upgrade`)."""
+    from gpushim.freeze import NONE_KNOWN, freeze, needs_patches
 
     lines = [
-        f"  {release['distribution']} {release['version']} -> {release['fixed_in']}"
+        f"  {release['distribution']} {release['version']} -> {release['fixed_in'] or NONE_KNOWN}"
         for release in freeze(records)["releases"]
-        if release["fixed_in"] is not None
+        if needs_patches(release)
     ]
     return "\n".join(["\nupgrades after which no patch is needed:", *lines]) if lines else ""
 
@@ -86,7 +86,7 @@ def _selftest(arguments: argparse.Namespace) -> int:
 
 
 def patch_table(records: list[dict] | None = None) -> str:
-    """The README's Markdown table of patches, from their declarations."""
+    """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
         rows.append(
@@ -168,7 +168,8 @@ def parser() -> argparse.ArgumentParser:
         "status",
         "each patch and its state on this install",
         "Each patch with the installed release of its library and its state in this process, "
-        "then, per installed release that needs patches, the upgrade after which it needs none. "
+        "then, per installed release that needs patches, the lowest release outside every patch's range, "
+        "if one is known. "
         "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
         "release's patches read `inactive` here.",
         _status,
@@ -193,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
         _patches,
         "print the declarations as JSON",
     )
-    patches.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
+    patches.add_argument("--markdown", action="store_true", help="print the Markdown table of docs/patches.md")
     command(
         "freeze",
         "a requirements file of the installed libraries, with gpushim's patches in comments",

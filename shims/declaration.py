@@ -1,6 +1,6 @@
 """The declaration every patch module makes about itself.
 
-A patch module is the single source of truth for its bug: the README's patch
+A patch module is the single source of truth for its bug: the docs' patch
 table, ``python -m gpushim status``, the self-test and the matrix's expected
 states all read the :class:`Patch` object the module defines as ``patch``.
 What it patches (the import name and the distributions that install it) is

@@ -81,6 +81,12 @@ class Registry:
     def ids(self) -> list[str]:
         return list(self._libraries)
 
+    @property
+    def active(self) -> list[str]:
+        """The patches that :meth:`patch` was asked for and :meth:`unpatch` has not undone since, in any state."""
+        with self._lock:
+            return list(self._outcomes)
+
     def library(self, id: str) -> Library:
         return self._libraries[id]
 

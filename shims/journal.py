@@ -82,14 +82,17 @@ def _read(owner: object, name: str, original: object) -> object:
 class Replacement:
     """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``.
 
-    For an ``item``, the binding is ``owner[name]`` of a mapping instead.
+    For an ``item``, the binding is ``owner[name]`` of a mapping instead; an
+    ``added`` binding was not there at all (``original`` is None).
     """
 
-    __slots__ = ("owner", "name", "original", "new", "inherited", "item")
+    __slots__ = ("owner", "name", "original", "new", "inherited", "item", "added")
 
-    def __init__(self, owner: object, name: object, original: object, new: object, inherited: bool, item=False):
+    def __init__(
+        self, owner: object, name: object, original: object, new: object, inherited: bool, item=False, added=False
+    ):
         self.owner, self.name, self.original, self.new = owner, name, original, new
-        self.inherited, self.item = inherited, item
+        self.inherited, self.item, self.added = inherited, item, added
 
     def bound(self) -> object:
         """What the binding holds now (``None`` for an item or an attribute of the owner's own that is gone)."""
@@ -101,7 +104,7 @@ class Replacement:
     def restore(self) -> None:
         if self.item:
             self.owner[self.name] = self.original
-        elif self.inherited:
+        elif self.inherited or self.added:
             delattr(self.owner, self.name)
         else:
             setattr(self.owner, self.name, self.original)
@@ -266,6 +269,10 @@ def _remove_layer(entry: Replacement) -> None:
     if position is None:
         return  # went with a layer below it
     above = layers[position + 1] if position + 1 < len(layers) else None
+    if above is not None and entry.added:
+        above.original, above.inherited, above.added = None, False, True  # undoing it now deletes the name
+        del layers[position]
+        return
     if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
         above.new.__wrapped__ = entry.original
         above.original, above.inherited = entry.original, entry.inherited
@@ -348,6 +355,28 @@ class Journal:
             self.entries.append(entry)
             _LAYERS.setdefault((id(owner), name), []).append(entry)
         return new
+
+    def add(self, owners: Owners, name: str, value: object) -> object:
+        """Bind ``name``, which no owner has, to ``value`` on each: a name a release lost by mistake.
+
+        (more-itertools 11.0.0 dropped ``pairwise``, and 11.0.1 restored it.)
+        A name an owner has, its own or inherited, is the release's, to
+        replace or wrap, and is refused.  Undoing deletes the name again,
+        where the owner still holds ``value``.
+        """
+        owners = _as_sequence(owners)
+        for owner in owners:
+            try:
+                _own_attribute(owner, name)
+            except TargetMismatch:
+                continue
+            raise TargetMismatch(f"{_describe(owner)} already has {name!r}: there is nothing to add")
+        for owner in owners:
+            setattr(owner, name, value)
+            entry = Replacement(owner, name, None, value, inherited=False, added=True)
+            self.entries.append(entry)
+            _LAYERS.setdefault((id(owner), name), []).append(entry)
+        return value
 
     def replace_item(self, mapping: dict, key: object, new: object) -> object:
         """Bind ``mapping[key]`` to ``new`` in place, remembering what was there.

@@ -15,7 +15,8 @@ first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back
 (naming every patch that applies at once, where each probe runs without
 the others);
 patching twice wraps once; what the patch put in place keeps what it
-replaced as ``__wrapped__`` and pickles and copies as it does;
+replaced as ``__wrapped__`` and pickles and copies as it does (a name it
+added replaced nothing);
 ``unpatch()`` restores the identical objects.  Where the patch ends in any
 other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects.
@@ -41,6 +42,13 @@ cannot run without gpushim: their need is not checked there.  A patch that
 acts only before a module executes leaves nothing in place once it has:
 only the probes check it.  Only patches whose target is installed are
 checked.
+
+Each check leaves the process as it found it, whether gpushim was active
+in the session (``pytest --gpushim``, ``gpushim-run pytest``) or not: the
+patches active before it are active after it, and no others; a module
+imported before it is still the same object.  A target the checks imported
+stays imported, as a user's import would leave it (an extension module
+cannot be imported twice).
 """
 
 from __future__ import annotations
@@ -149,6 +157,17 @@ class Contract:
         if "id" in metafunc.fixturenames:
             metafunc.parametrize("id", self.checked_ids())
 
+    @pytest.fixture(autouse=True)
+    def leaves_gpushim_as_found(self):
+        """Each check patches and undoes as it needs: after it, what was active is active again, and nothing else."""
+        found = set(gpushim.registry().active)
+        yield
+        now = set(gpushim.registry().active)
+        if now - found:
+            gpushim.unpatch(*sorted(now - found))
+        if found - now:
+            gpushim.patch(*sorted(found - now))
+
     def probe(self, id: str, mode: Mode) -> tuple[object, str]:
         return judged(answers(self.checked_ids(), mode)[id])
 
@@ -238,7 +257,7 @@ class Contract:
             assert gpushim.registry().journal(id).entries == entries
             for entry in entries:
                 assert entry.bound() is entry.new
-                assert entry.new.__wrapped__ is entry.original
+                assert entry.added or entry.new.__wrapped__ is entry.original
         finally:
             gpushim.unpatch(id)
 
@@ -252,7 +271,7 @@ class Contract:
         finally:
             gpushim.unpatch(id)
         for entry in entries:
-            assert entry.bound() is (None if entry.inherited else entry.original)
+            assert entry.bound() is (None if entry.inherited or entry.added else entry.original)
 
     def instances(self, id: str) -> dict[type, object]:
         """Instances through which to read the methods patch ``id`` replaces, by class; override to give some."""
@@ -307,12 +326,14 @@ def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tu
     undone and once applied.  Where the original loads back as itself, the
     patched read must load back as the patched object; where the original
     fails, the patched one must fail with the same exception type; where the
-    original gives another object, the patched one may give itself.
+    original gives another object, the patched one may give itself.  A name
+    the patch added (:meth:`~gpushim.Journal.add`) has no original, and no read.
     """
     gpushim.patch(id)
     try:
         entries = gpushim.registry().journal(id).entries
-        replaced = [(entry.owner, entry.name, getattr(entry, "item", False)) for entry in entries]
+        assert entries, f"{id} replaced nothing"
+        replaced = [(entry.owner, entry.name, entry.item) for entry in entries if not entry.added]
     finally:
         gpushim.unpatch(id)
     reads = {}
@@ -330,7 +351,6 @@ def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tu
         patched = {label: _outcomes(read) for label, read in reads.items()}
     finally:
         gpushim.unpatch(id)
-    assert unpatched, f"{id} replaced nothing"
     return {
         label: (unpatched[label], patched[label])
         for label in reads

@@ -19,7 +19,7 @@ PATCHES = ROOT / "patches"
 
 
 # The parts of every patch module's docstring, in this order, each opening a paragraph with its label;
-# the paragraphs after a part's first belong to it.  README's "Adding a patch" shows the template.
+# the paragraphs after a part's first belong to it.  docs/writing-a-patch.md shows the template.
 DOCSTRING_PARTS = ("What breaks.", "Fixed upstream.", "How the fix works.", "Not backported.", "The probe.")
 
 
