@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Callable, Optional
 
-    Reader = Callable[[str], Optional[io.StringIO]]
+    Reader = Callable[[str], Optional[bytes]]
     Install = tuple[str, Optional[str]]
 
 _METADATA_LIMIT = 256 * 1024  # bytes; the Version header comes third
@@ -318,20 +318,25 @@ def _children(root: str) -> tuple[list[str], Reader]:
 
 
 def _directory_reader(root: str) -> Reader:
-    def read(name: str) -> io.StringIO | None:
-        try:
-            # Not blocking: a FIFO opens at once, and is then no regular file.
-            descriptor = os.open(os.path.join(root, name), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return None
-            return _text(os.read(descriptor, _METADATA_LIMIT))
-        finally:
-            os.close(descriptor)
+    return lambda name: regular_file(os.path.join(root, name))
 
-    return read
+
+def regular_file(path: str) -> bytes | None:
+    """The first 256 KiB of the file at ``path``; ``None`` when it is no regular file or cannot be read."""
+    try:
+        # Not blocking: a FIFO opens at once, and is then no regular file.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return os.read(descriptor, min(status.st_size, _METADATA_LIMIT))
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
 
 
 def _zip_children(root: str) -> tuple[list[str], Reader]:
@@ -343,17 +348,18 @@ def _zip_children(root: str) -> tuple[list[str], Reader]:
     except (OSError, zipfile.BadZipFile):
         return [], _nothing
 
-    def read(name: str) -> io.StringIO | None:
+    def read(name: str) -> bytes | None:
         try:
             with zipfile.ZipFile(root) as archive, archive.open(name) as file:
-                return _text(file.read(_METADATA_LIMIT))
-        except (OSError, KeyError, zipfile.BadZipFile):
+                return file.read(_METADATA_LIMIT)
+        except Exception:  # a member that will not inflate, in an unknown compression, encrypted: unreadable
             return None
 
     return list(dict.fromkeys(name.split("/", 1)[0] for name in names)), read
 
 
-def _text(data: bytes) -> io.StringIO:
+def text(data: bytes) -> io.StringIO:
+    """What a reader read, as lines ending as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or ``\\n``)."""
     return io.StringIO(data.decode("utf-8", "replace"), newline="")
 
 
@@ -362,14 +368,11 @@ def _nothing(name: str) -> None:
 
 
 def _version_header(read: Reader, folder: str) -> str | None:
-    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it.
-
-    Lines end as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or ``\\n``).
-    """
+    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it."""
     for name in (f"{folder}/METADATA", f"{folder}/PKG-INFO", folder):
         metadata = read(name)
-        if metadata is not None and metadata.getvalue():
-            return _first_version(metadata)
+        if metadata:
+            return _first_version(text(metadata))
     return None
 
 
