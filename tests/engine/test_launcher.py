@@ -188,6 +188,24 @@ def test_a_python_without_gpushim_warns_and_still_runs_its_sitecustomize(tmp_pat
     assert "has no gpushim installed; it runs without gpushim" in finished.stderr
 
 
+def test_gpushim_run_reached_through_links_starts_the_python_beside_the_script_itself(tmp_path):
+    """As pipx links it into ~/.local/bin: a relative link to an absolute one; PATH's python3 lacks gpushim."""
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "gpushim-run").symlink_to(LAUNCHERS["gpushim-run"][0])
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "gpushim-run").symlink_to(Path("..", "tools", "gpushim-run"))
+    finished = subprocess.run(
+        [str(tmp_path / "bin" / "gpushim-run"), sys.executable, "-c", ACTIVE],
+        env=clean_env(PATH=os.pathsep.join([str(bare / "bin"), "/usr/bin", "/bin"])),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (finished.returncode, finished.stdout) == (0, "True\n"), finished.stderr
+
+
 def test_a_python_2_child_runs_its_sitecustomize_and_warns(user_site):
     python2 = shutil.which("python2.7")
     probe = python2 and subprocess.run([python2, "-c", "pass"], env=clean_env(PYENV_VERSION="2.7.18")).returncode
