@@ -93,18 +93,24 @@ def problem(distribution: str, name: str, reason: str) -> Record:
 
 
 def declarations() -> list[tuple[str, str, str]]:
-    """``(distribution, name, package)`` of each entry point in the group, the first install of each distribution."""
+    """``(distribution, name, package)`` of each entry point in the group, the first install of each distribution.
+
+    Of two folders of one distribution in one ``sys.path`` entry that
+    declare differently, the one that owns the files installed there says.
+    """
     from . import releases
 
     found, seen = [], set()
-    for _, folder, read in releases.metadata_folders():
-        key = folder.rpartition(".")[0].partition("-")[0].lower().replace(".", "_")  # tells a second install apart
+    for listing, key, folders in releases.metadata_folders():
         if key in seen:
             continue
         seen.add(key)
-        text = _entry_points(read, folder)
-        if text is not None and f"[{GROUP}]" in text:
-            distribution = _name(read, folder) or key
+        declared = {folder: _entry_points(listing.read, folder) for folder in folders}
+        if len(set(declared.values())) > 1:
+            folders = listing.owners(folders)
+        text = declared[folders[0]]
+        if text is not None:
+            distribution = _name(listing.read, folders[0]) or key
             found.extend((distribution, name, package) for name, package in _group(text.splitlines()))
     return found
 

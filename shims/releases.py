@@ -41,6 +41,12 @@ Finding installs: the rules of ``importlib.metadata``'s path finder.
 - Every install of a distribution is reported, in path order (sorted by
   folder name within one entry): two releases side by side are for the
   engine to tell apart with the module's ``__version__``.
+- But of two folders of one distribution in one entry, as ``pip install
+  --target --upgrade`` leaves the replaced release's beside the new one,
+  only those that own the files there are installs: the one whose RECORD
+  lists the module found as it is, else those whose RECORD the files do
+  not contradict (:meth:`_Listing.owners`).  ``importlib.metadata``
+  reports both; this is the one place the answers differ.
 
 The version: the ``Version`` header of ``METADATA``, else of ``PKG-INFO``
 (else of the ``.egg-info`` file itself), parsed up to that header in at
@@ -86,9 +92,10 @@ class BadVersion(ValueError):
 class _Listing:
     """The children of one ``sys.path`` entry, read once for the questions that share it."""
 
-    __slots__ = ("children", "joined", "eggs", "read", "found")
+    __slots__ = ("root", "children", "joined", "eggs", "read", "found")
 
     def __init__(self, root: str) -> None:
+        self.root = root
         self.children, self.read = _children(root)
         # One string to search: a library's names are found by one str.find each, not a look at every child.
         self.joined = "\0" + "\0".join(self.children).lower()
@@ -98,13 +105,40 @@ class _Listing:
             self.eggs[name] = [child for child in self.children if child.lower() == "egg-info"]
         self.found: dict[str, list[Install]] = {}
 
-    def installs(self, distribution: str) -> list[Install]:
+    def installs(self, distribution: str, file: str | None = None) -> list[Install]:
+        """The installs of ``distribution`` here; ``file``, a path under this entry, is where to look first."""
         if distribution not in self.found:
             name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
             folders = sorted(child for child in self._starting_with(name) if _folder_name(child) == name)
+            folders = self.owners(folders, file)
             folders += self.eggs.get(legacy, [])
             self.found[distribution] = [(distribution, _version_header(self.read, folder)) for folder in folders]
         return self.found[distribution]
+
+    def owners(self, folders: list[str], file: str | None = None) -> list[str]:
+        """Those of ``folders``, the metadata folders of one distribution here, that own the files installed here.
+
+        ``pip install --target --upgrade`` (or a downgrade) leaves the folder
+        of the release it replaced beside the new one, and that folder's
+        RECORD lists files since replaced.  The one folder whose RECORD has
+        ``file`` (the module the import system found) as it is, if there is
+        one; else the folders are checked against all their files
+        (:func:`_agrees`), the longest-standing first, until one is left;
+        all of them where none disagrees.
+        """
+        if len(folders) < 2 or not os.path.isdir(self.root):
+            return folders
+        if file is not None:
+            owning = [folder for folder in folders if _agrees(self.root, folder, self.read, file)]
+            if len(owning) == 1:
+                return owning
+        left = list(folders)
+        for folder in sorted(folders, key=lambda folder: _made(self.root, folder)):
+            if len(left) == 1:
+                break
+            if not _agrees(self.root, folder, self.read):
+                left.remove(folder)
+        return left
 
     def _starting_with(self, name: str) -> Iterator[str]:
         """The children whose name starts as ``name`` does: with the same run of letters and digits."""
@@ -164,25 +198,32 @@ def installed_with(
         root = origin
         for _ in range(module.count(".") + 1 + os.path.basename(origin).startswith("__init__.")):
             root = os.path.dirname(root)
-        found = [install for distribution in distributions for install in listings.of(root).installs(distribution)]
+        file = os.path.relpath(origin, root).replace(os.sep, "/")
+        listing = listings.of(root)
+        found = [install for distribution in distributions for install in listing.installs(distribution, file)]
         if found:
             return found
     return installed(distributions, listings)
 
 
-def metadata_folders() -> list[tuple[str, str, Reader]]:
-    """``(path, folder, reader)`` for every ``.dist-info`` and ``.egg-info`` folder of each ``sys.path`` entry.
+def metadata_folders() -> list[tuple[_Listing, str, list[str]]]:
+    """``(listing, name, folders)``: the ``.dist-info`` and ``.egg-info`` folders of each distribution in each entry.
 
-    In path order, sorted by name within an entry, listed as :func:`installed`
-    lists them; for :mod:`gpushim.plugins` to read the entry points declared.
+    In path order, a distribution's normalised name and its folders sorted
+    by name, listed as :func:`installed` lists them; for
+    :mod:`gpushim.plugins` to read the entry points declared (and to ask
+    ``listing.owners(folders)`` where two folders disagree).
     """
     listings, found = Listings(), []
     for path in sys.path:
         if isinstance(path, str):
             listing = listings.of(path)
-            found.extend(
-                (path, child, listing.read) for child in sorted(listing.children) if child.lower().endswith(_METADATA)
-            )
+            folders: dict[str, list[str]] = {}
+            for child in sorted(listing.children):
+                name = _folder_name(child)
+                if name is not None:
+                    folders.setdefault(name, []).append(child)
+            found.extend((listing, name, each) for name, each in folders.items())
     return found
 
 
@@ -318,14 +359,18 @@ def _children(root: str) -> tuple[list[str], Reader]:
 
 
 def _directory_reader(root: str) -> Reader:
-    return lambda name: regular_file(os.path.join(root, name))
+    folder = os.path.join(root, "")
+    return lambda name: regular_file(folder + name)
+
+
+# Not blocking: a FIFO opens at once, and is then no regular file.
+_READING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
 def regular_file(path: str) -> bytes | None:
     """The first 256 KiB of the file at ``path``; ``None`` when it is no regular file or cannot be read."""
     try:
-        # Not blocking: a FIFO opens at once, and is then no regular file.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        descriptor = os.open(path, _READING)
     except OSError:
         return None
     try:
@@ -365,6 +410,63 @@ def text(data: bytes) -> io.StringIO:
 
 def _nothing(name: str) -> None:
     return None
+
+
+def _made(root: str, folder: str) -> float:
+    try:
+        return os.stat(os.path.join(root, folder)).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _agrees(root: str, folder: str, read: Reader, only: str | None = None) -> bool:
+    """Whether the files ``folder``'s RECORD lists under ``root`` (or file ``only``, listed) are there as it says.
+
+    A file agrees when it is there, of the size stated and, up to 256 KiB,
+    of the hash stated; files in metadata folders, outside ``root`` or
+    without a hash, and the lines past the RECORD's first 256 KiB, are not
+    asked.  A folder without a RECORD (an ``.egg-info``) agrees.
+    """
+    import csv
+
+    record = read(f"{folder}/RECORD")
+    if not record:
+        return only is None
+    lines = record.decode("utf-8", "replace").splitlines()
+    if len(record) == _METADATA_LIMIT:
+        lines.pop()  # cut short
+    try:
+        rows = [row for row in csv.reader(lines) if len(row) == 3 and only in (None, row[0])]
+    except csv.Error:
+        return only is None
+    if only is not None and not rows:
+        return False
+    for path, digest, size in rows:
+        top = path.partition("/")[0]
+        if digest and not (top.lower().endswith(_METADATA) or top == ".." or os.path.isabs(path)):
+            if not _installed_as(os.path.join(root, path), digest, size):
+                return False
+    return True
+
+
+def _installed_as(path: str, digest: str, size: str) -> bool:
+    """Whether the file at ``path`` has the size and (up to 256 KiB) the hash that a RECORD line states."""
+    import base64
+    import hashlib
+
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if size.isdecimal() and int(size) != status.st_size:
+        return False
+    algorithm, _, expected = digest.partition("=")
+    if status.st_size > _METADATA_LIMIT or algorithm not in ("sha256", "sha384", "sha512"):
+        return True
+    content = regular_file(path)
+    if content is None:
+        return False
+    return base64.urlsafe_b64encode(hashlib.new(algorithm, content).digest()).rstrip(b"=").decode() == expected
 
 
 def _version_header(read: Reader, folder: str) -> str | None:
