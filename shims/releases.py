@@ -120,25 +120,28 @@ class _Listing:
 
         ``pip install --target --upgrade`` (or a downgrade) leaves the folder
         of the release it replaced beside the new one, and that folder's
-        RECORD lists files since replaced.  The one folder whose RECORD has
+        RECORD lists files since replaced.  The one folder whose RECORD lists
         ``file`` (the module the import system found) as it is, if there is
-        one; else the folders are checked against all their files
-        (:func:`_agrees`), the longest-standing first, until one is left;
-        all of them where none disagrees.
+        one; else the folders are checked against the files their RECORDs
+        list, a file of each in turn, until one is left that no file
+        contradicts; all of them where none or every one is contradicted.
         """
         if len(folders) < 2 or not os.path.isdir(self.root):
             return folders
         if file is not None:
-            owning = [folder for folder in folders if _agrees(self.root, folder, self.read, file)]
+            owning = [folder for folder in folders if _lists_as_installed(self.root, folder, self.read, file)]
             if len(owning) == 1:
                 return owning
-        left = list(folders)
-        for folder in sorted(folders, key=lambda folder: _made(self.root, folder)):
-            if len(left) == 1:
-                break
-            if not _agrees(self.root, folder, self.read):
-                left.remove(folder)
-        return left
+        checking = {folder: _verdicts(self.root, folder, self.read) for folder in folders}
+        contradicted: set[str] = set()
+        while checking and len(folders) - len(contradicted) > 1:
+            for folder, verdicts in list(checking.items()):
+                verdict = next(verdicts, None)
+                if verdict is not True:
+                    del checking[folder]
+                    if verdict is False:
+                        contradicted.add(folder)
+        return [folder for folder in folders if folder not in contradicted] or folders
 
     def _starting_with(self, name: str) -> Iterator[str]:
         """The children whose name starts as ``name`` does: with the same run of letters and digits."""
@@ -412,41 +415,39 @@ def _nothing(name: str) -> None:
     return None
 
 
-def _made(root: str, folder: str) -> float:
-    try:
-        return os.stat(os.path.join(root, folder)).st_mtime
-    except OSError:
-        return 0.0
+def _lists_as_installed(root: str, folder: str, read: Reader, file: str) -> bool:
+    """Whether ``folder``'s RECORD lists ``file`` (a path under ``root``) as it is there."""
+    rows = [row for row in _record(read, folder) if row[0] == file]
+    return bool(rows) and all(_installed_as(os.path.join(root, path), digest, size) for path, digest, size in rows)
 
 
-def _agrees(root: str, folder: str, read: Reader, only: str | None = None) -> bool:
-    """Whether the files ``folder``'s RECORD lists under ``root`` (or file ``only``, listed) are there as it says.
+def _verdicts(root: str, folder: str, read: Reader) -> Iterator[bool]:
+    """For each file ``folder``'s RECORD lists under ``root``, whether it is there as listed; until one is not.
 
-    A file agrees when it is there, of the size stated and, up to 256 KiB,
-    of the hash stated; files in metadata folders, outside ``root`` or
-    without a hash, and the lines past the RECORD's first 256 KiB, are not
-    asked.  A folder without a RECORD (an ``.egg-info``) agrees.
+    Files in metadata folders, outside ``root`` or without a hash are not
+    asked; a folder without a RECORD (an ``.egg-info``) has no verdicts.
     """
+    for path, digest, size in _record(read, folder):
+        top = path.partition("/")[0]
+        if digest and not (top.lower().endswith(_METADATA) or top == ".." or os.path.isabs(path)):
+            agrees = _installed_as(os.path.join(root, path), digest, size)
+            yield agrees
+            if not agrees:
+                return
+
+
+def _record(read: Reader, folder: str) -> list[list[str]]:
+    """The ``path,hash,size`` rows of ``folder``'s RECORD, from its first 256 KiB; none where it cannot be read."""
     import csv
 
-    record = read(f"{folder}/RECORD")
-    if not record:
-        return only is None
+    record = read(f"{folder}/RECORD") or b""
     lines = record.decode("utf-8", "replace").splitlines()
     if len(record) == _METADATA_LIMIT:
         lines.pop()  # cut short
     try:
-        rows = [row for row in csv.reader(lines) if len(row) == 3 and only in (None, row[0])]
+        return [row for row in csv.reader(lines) if len(row) == 3]
     except csv.Error:
-        return only is None
-    if only is not None and not rows:
-        return False
-    for path, digest, size in rows:
-        top = path.partition("/")[0]
-        if digest and not (top.lower().endswith(_METADATA) or top == ".." or os.path.isabs(path)):
-            if not _installed_as(os.path.join(root, path), digest, size):
-                return False
-    return True
+        return []
 
 
 def _installed_as(path: str, digest: str, size: str) -> bool:

@@ -70,20 +70,23 @@ RECORD_1_30_0 = {
 def upgraded_from_1_30_0(target: Path) -> None:
     """This release in ``target`` as ``pip install --target --upgrade`` leaves it over 1.30.0: its folder stays.
 
-    The package is linked, not copied; 1.30.0's folder is this release's
-    with its Version and the RECORD lines of 1.30.0 for the files above.
+    What this release installed is linked, not copied; 1.30.0's folder is
+    this release's with its Version and 1.30.0's RECORD lines for the files above.
     """
-    package = Path(importlib.util.find_spec("nvidia.dali").origin).parent.parent
-    (installed,) = package.parent.glob(f"{GATE.release[0].replace('-', '_')}-{GATE.release[1]}.dist-info")
-    (target / "nvidia").symlink_to(package, target_is_directory=True)
+    site = Path(importlib.util.find_spec("nvidia.dali").origin).parents[2]
+    (installed,) = site.glob(f"{GATE.release[0].replace('-', '_')}-{GATE.release[1]}.dist-info")
+    lines = (installed / "RECORD").read_text().splitlines()
+    for top in {line.partition("/")[0] for line in lines} - {installed.name, ".."}:
+        if (site / top).exists():
+            (target / top).symlink_to(site / top)
     shutil.copytree(installed, target / installed.name)
     leftover = target / installed.name.replace(GATE.release[1], "1.30.0")
     shutil.copytree(installed, leftover)
     metadata = (leftover / "METADATA").read_text()
     (leftover / "METADATA").write_text(metadata.replace(f"\nVersion: {GATE.release[1]}\n", "\nVersion: 1.30.0\n", 1))
-    lines = (leftover / "RECORD").read_text().splitlines()
-    older = [RECORD_1_30_0.get(line.partition(",")[0], line) for line in lines]
-    (leftover / "RECORD").write_text("\n".join(older) + "\n")
+    (leftover / "RECORD").write_text(
+        "\n".join(RECORD_1_30_0.get(line.partition(",")[0], line) for line in lines) + "\n"
+    )
 
 
 @GATE.affected_only
