@@ -71,12 +71,17 @@ def _status(arguments: argparse.Namespace) -> int:
 
 
 def _selftest(arguments: argparse.Namespace) -> int:
+    from gpushim.probing import NoTemporaryFile
     from gpushim.selftest import NEEDED, PROBE_ERROR, selftest, summary
 
     def progress(line: str) -> None:
         print(f"gpushim selftest: {line}", file=sys.stderr, flush=True)
 
-    results = selftest(progress)
+    try:
+        results = selftest(progress)
+    except NoTemporaryFile as error:
+        progress(f"cannot run: {error}")
+        return 3
     if arguments.json:
         print(json.dumps(results, indent=2))
     else:
@@ -182,7 +187,8 @@ def parser() -> argparse.ArgumentParser:
         "Runs the probe (a minimal reproduction of the bug) of every patch whose library is installed, "
         "in fresh interpreters: without the patch (does this install have the bug?) and, where it "
         "does, with it (is the bug gone?). Verdicts: effective, not-needed, needed (please report). "
-        "Exits with status 1 if a verdict is needed or a probe could not run.",
+        "Exits with status 1 if a verdict is needed or a probe could not run, 3 if the self-test cannot "
+        "run at all (no temporary file can be made).",
         _selftest,
         "print the results as JSON",
     )

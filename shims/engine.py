@@ -4,7 +4,8 @@ A :class:`Registry` holds the libraries of a catalogue and what became of
 each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
 modules, gating each on the installed release and running its ``apply``.
-Everything that can go wrong in there is caught: the user's ``import cupy``
+Everything that can go wrong in there is caught (``SystemExit`` and any other
+``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
 must succeed even when a patch cannot be loaded or applied, unless
 ``GPUSHIM_STRICT=1`` asks otherwise, and then only after every patch of the
 target has reached its final state.
@@ -203,7 +204,9 @@ class Registry:
             for id in self._waiting_for(name):
                 try:
                     patch = self[id]
-                except Exception:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException:
                     continue
                 if patch.before is not None and patch.before not in befores:
                     befores.append(patch.before)
@@ -253,7 +256,9 @@ class Registry:
                     self._prepared[id] = journal
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
-                except Exception as error:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
 
         def withdraw() -> None:
@@ -302,7 +307,9 @@ class Registry:
                         continue
                     self._apply(id, module, outcome, listings)
                     outcome.execution = hooks.executions(name)
-                except Exception as error:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
             journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
             modules = list(dict.fromkeys(modules))
@@ -347,7 +354,7 @@ class Registry:
         outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
         report.log("info", f"{id} applied to {' '.join(outcome.release)}")
 
-    def _fail(self, id: str, outcome: _Outcome, error: Exception) -> str:
+    def _fail(self, id: str, outcome: _Outcome, error: BaseException) -> str:
         """Record ``id`` as failed; the message names the patch, the release and the reason."""
         library = self._libraries[id]
         outcome.state = FAILED
@@ -413,7 +420,9 @@ class Registry:
         try:
             module = sys.modules.get(target) if is_imported(target) else None
             state, reason, release = self._gate(self[id], module, listings)
-        except Exception as error:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
         if id in off:
             return DISABLED, f"{switches.DISABLE} turns it off", release
@@ -451,7 +460,9 @@ class Registry:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
-        except Exception:
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
             patch = None
         return Record(
             id=id,

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 TIMEOUT = 600
 
 
+class NoTemporaryFile(OSError):
+    """The probes answer through a temporary file, and none can be made (a read-only file system, say)."""
+
+
 class Mode(NamedTuple):
     """How an interpreter asks its probes.
 
@@ -160,7 +164,12 @@ def _interpreter(mode: Mode, ids: list[str], switches: dict[str, str]) -> tuple[
     registry = gpushim.registry()
     targets = sorted({registry.library(id).target for id in ids}) if mode.imports_targets else []
     each_off = "each off" if mode.each_off else "-"
-    descriptor, answers = tempfile.mkstemp(prefix="gpushim-probes-", suffix=".jsonl")
+    try:
+        descriptor, answers = tempfile.mkstemp(prefix="gpushim-probes-", suffix=".jsonl")
+    except OSError as error:
+        raise NoTemporaryFile(
+            f"no temporary file can be made for the probes' answers ({error}); set TMPDIR to a writable folder"
+        ) from None
     os.close(descriptor)
     try:
         try:

@@ -25,9 +25,13 @@ def _activate():
         import warnings
 
         executable = sys.executable
-        warnings.warn(
-            "GPUSHIM_AUTO is set but " + executable + " has no gpushim installed; it runs without gpushim", stacklevel=2
-        )
+        try:
+            warnings.warn(
+                "GPUSHIM_AUTO is set but " + executable + " has no gpushim installed; it runs without gpushim",
+                stacklevel=2,
+            )
+        except Warning:  # the filters make it an error (PYTHONWARNINGS=error): dropped, as gpushim's own are
+            pass
         return
     if switches.auto():
         import gpushim.auto  # noqa: F401

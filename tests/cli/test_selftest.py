@@ -169,6 +169,8 @@ if os.environ.get("SYNTH_UNRUNNABLE"):
 """
 
 SITECUSTOMIZE = """
+import os
+
 import gpushim
 from gpushim.catalogue import Library
 from gpushim.engine import Registry
@@ -181,6 +183,10 @@ for target, patch in synthpatches.PATCHES:
 gpushim._registry = Registry(
     Library(target, target, (target,), list(patches), patches.__getitem__) for target, patches in targets.items()
 )
+if os.environ.get("SYNTH_NO_TEMPORARY_DIRECTORY"):  # as on a read-only file system
+    import tempfile
+
+    tempfile.tempdir = os.devnull
 """
 
 
@@ -310,6 +316,13 @@ def test_a_probe_that_cannot_run_here_says_why_and_is_no_error_of_the_patch(site
         "-",
     ]
     assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 cannot-run"
+
+
+def test_without_a_temporary_directory_it_says_so_in_one_line_and_exits_with_status_3(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_NO_TEMPORARY_DIRECTORY="1"))
+    assert (finished.returncode, finished.stdout) == (3, ""), finished.stderr
+    said = [line for line in finished.stderr.splitlines() if not line.startswith("gpushim selftest: synth")]
+    assert len(said) == 1 and said[0].startswith("gpushim selftest: cannot run: no temporary file"), said
 
 
 def test_the_probes_interpreters_run_no_code_from_the_working_directory(site, tmp_path, results):

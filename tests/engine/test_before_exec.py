@@ -8,7 +8,7 @@ import types
 import pytest
 
 from gpushim import GpushimWarning, PatchError
-from tests.engine.synthetic import Target, make_patch, registry_for, state_of
+from tests.engine.synthetic import Target, make_patch, registry_for, state_of, write_record
 
 PROVIDED = "synthprovided"
 PYTHON = ".".join(map(str, sys.version_info[:3]))
@@ -102,6 +102,23 @@ def test_the_release_is_read_from_the_file_the_import_system_found(syspath):
         import_extra(target)
     record = state_of(registry)
     assert (record["state"], record["reason"]) == ("not-affected", "synthlib-cuda12 2.5.0 is outside >=1.0,<2.0")
+
+
+def test_a_folder_an_upgrade_left_behind_does_not_decide_the_release(syspath):
+    """``pip install --target --upgrade`` from 0.9.0 to 1.5.0: the RECORD of 0.9.0's folder lists older files."""
+    target = Target(syspath, version="1.5.0")
+    needs_provided(target)
+    del sys.modules[target.name]
+    extra = f"{target.name}/extra.py"
+    write_record(syspath / "synthlib_cuda12-1.5.0.dist-info", {extra: (syspath / extra).read_bytes()})
+    leftover = syspath / "synthlib_cuda12-0.9.0.dist-info"
+    leftover.mkdir()
+    (leftover / "METADATA").write_text("Metadata-Version: 2.1\nName: synthlib-cuda12\nVersion: 0.9.0\n")
+    write_record(leftover, {extra: b"from . import compute\n"})
+    registry = registry_for(before_patch(target))
+    registry.patch()
+    assert import_extra(target).provider == f"{target.name}.extra"
+    assert (state_of(registry)["state"], state_of(registry)["installed_version"]) == ("applied", "1.5.0")
 
 
 def test_a_failing_preparer_leaves_the_import_as_without_gpushim(prepared):

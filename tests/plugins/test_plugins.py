@@ -119,6 +119,9 @@ def test_a_broken_distribution_leaves_the_import_and_every_other_patch_working(b
         ("exampletarget.syntax_error", "SyntaxError"),
         ("exampletarget.wrong_id", "declares the id 'exampletarget.another_id'"),
         ("exampletarget.raises_when_applied", "RuntimeError: this patch cannot be applied"),
+        ("exampletarget.exits_at_import", "SystemExit: this patch module exits"),
+        ("exampletarget.halts_when_applied", "Halt: this patch halts"),
+        ("exampletarget.exits_when_prepared", "SystemExit: this patch exits before its module executes"),
     ],
 )
 def test_each_unusable_thing_is_a_failed_record_with_its_reason(broken_status, id, reason):
