@@ -25,7 +25,7 @@ quaternion and matrix targets; anything else goes back to Warp's generator,
 which raises its own error.  The generated code is 1.4.2's, including the
 right-hand side being evaluated once before the rewrite and once inside it.
 
-Two traps.  ``Adjoint.eval`` dispatches through the class-level dict
+``Adjoint.eval`` dispatches through the class-level dict
 ``Adjoint.node_visitors``, which holds the function itself, so the wrapper is
 installed both as the method and as that dict's item.  And Warp keys built
 modules, in memory and in the kernel cache directory, on a hash of the
