@@ -63,7 +63,12 @@ ENGINE_RUNS = [
 # wrapt 1.x on the oldest Python and with 2.x from nox's own on, over the import system's latest changes;
 # the other runs leave them out.
 PER_CASE_INTERPRETERS = ["tests/engine/test_adversarial.py", "tests/engine/test_pytest_plugin.py"]
-EVERY_SUITE_RUNS = [("3.8", "1.17.3"), (MAIN_PYTHON, "2.5.2"), ("3.12", "2.5.2"), ("3.13", "2.5.2")]
+EVERY_SUITE_RUNS = [
+    (python, wrapt)
+    for python, wrapt in ENGINE_RUNS
+    if (wrapt.startswith("1.") and python == ENGINE_RUNS[0][0])
+    or (wrapt.startswith("2.") and tuple(map(int, python.split("."))) >= sys.version_info[:2])
+]
 RAY = ["ray==2.60.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 DASK = ["dask[distributed]==2026.8.0", "warp-lang==1.6.0", "numpy==2.2.6"]
 CELLS = load_cells()

@@ -1,7 +1,7 @@
 """The radar's smoke corpus: what a user of one library does first, run in one grid point's environment.
 
-``matrix/radar.py`` runs it as ``python -I radar_smoke.py LIBRARY [--gpushim]`` in the point's
-virtual environment, once without gpushim and once with ``import gpushim.auto`` first.  Its last
+``matrix/radar.py`` runs it as ``python -I radar_smoke.py LIBRARY DISTRIBUTION [--gpushim]`` in the
+point's virtual environment, once without gpushim and once with ``import gpushim.auto`` first.  Its last
 line is ``RADAR {json}``: the releases installed and each check's outcome in order, ``"ok"`` or the
 error's type and first line.  Checks after a failed import are not run.
 
@@ -17,11 +17,6 @@ import sys
 import traceback
 
 MADE_UP_ADDRESS = 0x7F0000001000  # a device address nobody reads or writes
-DISTRIBUTIONS = {
-    "cupy": "cupy-cuda12x",
-    "dali": "nvidia-dali-cuda120",
-    "warp": "warp-lang",
-}
 
 
 def cupy_checks():
@@ -203,7 +198,7 @@ def _outcome(error):
     return f"{type(error).__name__}: {lines[0] if lines else ''}".strip()[:200]
 
 
-def main(library, with_gpushim):
+def main(library, distribution, with_gpushim):
     checks = {"cupy": cupy_checks, "dali": dali_checks, "warp": warp_checks}[library]()
     if with_gpushim:
         checks.insert(0, ("gpushim", lambda: __import__("gpushim.auto")))
@@ -217,11 +212,11 @@ def main(library, with_gpushim):
             outcomes[name] = _outcome(error)
             if name in ("gpushim", "import"):
                 break
-    names = (DISTRIBUTIONS[library], "numpy", "setuptools", "gast", "gpushim")
+    names = (distribution, "numpy", "setuptools", "gast", "gpushim")
     versions = {name: _version(name) for name in names}
     versions["python"] = ".".join(map(str, sys.version_info[:3]))
     print("RADAR " + json.dumps({"versions": versions, "checks": outcomes}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], "--gpushim" in sys.argv[2:])
+    main(sys.argv[1], sys.argv[2], "--gpushim" in sys.argv[3:])
