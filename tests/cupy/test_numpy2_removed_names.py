@@ -13,11 +13,11 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-import gpushim  # noqa: E402
-from gpushim.patches.cupy.numpy2_removed_names import _CALL_TIME_READERS, _GONE, patch  # noqa: E402
-from tests.support import gate, record_corpus, run_python  # noqa: E402
+import gpushim
+from gpushim.patches.cupy.numpy2_removed_names import _CALL_TIME_READERS, _GONE, patch
+from tests.support import gate, record_corpus, run_python
 
 GATE = gate(patch)
 

@@ -25,8 +25,8 @@ import pytest
 
 pytest.importorskip("nvidia.dali")
 
-from gpushim.patches.dali.iterator_drop_reset import patch  # noqa: E402
-from tests.support import applied, gate, record_corpus, run_python  # noqa: E402
+from gpushim.patches.dali.iterator_drop_reset import patch
+from tests.support import applied, gate, record_corpus, run_python
 
 GATE = gate(patch)
 

@@ -22,7 +22,7 @@ from tests.support import gate, record_corpus, run_python
 
 GATE = gate(patch)
 
-import warp  # noqa: E402
+import warp
 
 warp.config.quiet = True
 
