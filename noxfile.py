@@ -92,11 +92,25 @@ def split_posargs(posargs: list[str]) -> tuple[list[str], list[str], list[str]]:
     return names, options, pytest_args
 
 
+# engine.py waits for issue 36's split of it: pyright's reports there (13, of Optional fields that the
+# lifecycle sets together) are for the modules it becomes.
+NOT_TYPE_CHECKED_YET = ["engine.py"]
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    """ruff, and pyright (basic mode) on the hints of the engine, which ships py.typed.
+
+    pyright reads the engine as installed, where it is the package ``gpushim`` that its modules import:
+    in the tree, shims/ would be a second package beside it.
+    """
+    session.install("ruff", "pyright[nodejs]", ".", "pytest")  # Node.js from PyPI, as a wheel
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    where = "import gpushim, os; print(os.path.dirname(gpushim.__file__))"
+    engine = Path(session.run("python", "-c", where, silent=True).strip())
+    modules = [*engine.glob("*.py"), *engine.glob("bootstrap/*.py")]
+    session.run("pyright", *sorted(str(path) for path in modules if path.name not in NOT_TYPE_CHECKED_YET))
 
 
 @nox.session

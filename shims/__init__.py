@@ -19,6 +19,8 @@ from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError,
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from .engine import Registry
+    from .journal import Journal, PatchedProperty
+    from .shape import Parameters, expect
     from .states import Record
 
 __version__ = "0.3.0"

@@ -53,7 +53,7 @@ def _wait_for_import(name: str) -> None:
     try:
         from importlib import _bootstrap
 
-        _bootstrap._lock_unlock_module(name)
+        _bootstrap._lock_unlock_module(name)  # pyright: ignore[reportAttributeAccessIssue]  (private; guarded)
     except Exception:
         pass
 
@@ -148,10 +148,12 @@ class PostImportHooks:
         _wait_for_import(name)
         with self._lock:
             module = sys.modules.get(name)
+            if module is None:
+                return
             if not is_imported(name):
                 if _is_unloaded_lazy(module):
                     self._notify_when_loaded(module)
-                elif module is not None:
+                else:
                     self._executing.add(name)
                 return
         callback(name, module)

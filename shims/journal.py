@@ -16,11 +16,12 @@ from .shape import name_of
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from types import ModuleType
     from typing import Any, Callable, Union
 
     Owners = Union[object, Sequence[object]]
 
-_PatchedFunction = None  # made by _wrapper_type() once a patch wraps something
+_PatchedFunction: Any = None  # made by _wrapper_type() once a patch wraps something
 
 
 def _as_sequence(owners: Owners) -> Sequence[object]:
@@ -31,7 +32,7 @@ def _describe(owner: object) -> str:
     return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", repr(owner))
 
 
-def _unpatched(value: object) -> object:
+def _unpatched(value: Any) -> object:
     """``value``, or the original behind it if it is a wrapper whose journal was undone.
 
     A module imported again binds what its submodules held at that moment,
@@ -88,9 +89,7 @@ class Replacement:
 
     __slots__ = ("owner", "name", "original", "new", "inherited", "item", "added")
 
-    def __init__(
-        self, owner: object, name: object, original: object, new: object, inherited: bool, item=False, added=False
-    ):
+    def __init__(self, owner: Any, name: Any, original: object, new: Any, inherited: bool, item=False, added=False):
         self.owner, self.name, self.original, self.new = owner, name, original, new
         self.inherited, self.item, self.added = inherited, item, added
 
@@ -139,7 +138,7 @@ class _Namespace:
         return vars, (self.cls,)
 
 
-def _wrapper_type():
+def _wrapper_type() -> Any:
     """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
     global _PatchedFunction
     if _PatchedFunction is not None:
@@ -253,7 +252,7 @@ class PatchedProperty(property):
 
 # The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
 # patches can wrap the same function, and either may be undone first.
-_LAYERS: dict[tuple[int, str], list[Replacement]] = {}
+_LAYERS: dict[tuple[int, Any], list[Replacement]] = {}
 
 
 def _remove_layer(entry: Replacement) -> None:
@@ -303,7 +302,7 @@ class Journal:
         self.lent_names: list[str] = []  # what was ever lent, for status: it outlives the withdrawal
         self.provided_names: list[str] = []  # what was ever provided, for status likewise
 
-    def provide(self, name: str, module: object) -> object:
+    def provide(self, name: str, module: ModuleType) -> ModuleType:
         """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
 
         Only a name that nothing holds can be provided: one the user's
@@ -441,7 +440,9 @@ class Journal:
             return getter(read, instance)
 
         fget.__name__, fget.__qualname__ = name, f"{owner.__qualname__}.{name}"
-        return self.replace(owner, name, PatchedProperty(fget, released, doc))
+        patched = PatchedProperty(fget, released, doc)
+        self.replace(owner, name, patched)
+        return patched
 
     @property
     def wrapped_originals(self) -> list[object]:
