@@ -14,9 +14,9 @@ shape=(5, 7))`` gets 96 bytes for 280.  The allocation has been ``a.size``
 since ``shape`` was given to ``*_like`` (c9ae48c56, in v7.0.0b3), so CuPy
 12.x and 13.x before 13.4.0 do this, with every NumPy.
 
-Fixed upstream.  cupy/cupy#8525 (merged as dc4b5cfed), backported as #8605,
-released in 13.4.0: ``git tag --contains d3cd67a13`` (the merge of #8605)
-starts at v13.4.0.  The declared range starts where gpushim's CuPy range
+Fixed upstream.  cupy/cupy#8525 (merged as ab052c1da, first in v14.0.0),
+backported as #8605, released in 13.4.0: ``git tag --contains d3cd67a13``
+(the merge of #8605) starts at v13.4.0.  The declared range starts where gpushim's CuPy range
 does, at 12.0.0; CuPy 12.x cannot import without a CUDA driver, so the bug's
 presence there is read from git: the function is the same in v12.0.0 and
 v13.3.0.
@@ -57,7 +57,7 @@ patch = Patch(
     affected=">=12.0.0,<13.4.0",
     fixed_in="13.4.0",
     issue="cupy/cupy#8525",
-    fix="cupy/cupy@dc4b5cfed (backport #8605)",
+    fix="cupy/cupy@ab052c1da (backport #8605)",
     summary="cupy.*_like(a, shape=...) of a non-contiguous a allocates a.size elements for the new shape's strides.",
 )
 
