@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy
 import pytest
 
 from gpushim.patches.cupy.like_shape_buffer import patch
@@ -23,8 +24,14 @@ from tests.gpu import on_gpu, pretend_a_device
 from tests.support import gate
 
 GATE = gate(patch)
-# function: (its arguments after the prototype, the value every element of the result has)
-FUNCTIONS = {"empty_like": ((), 1.0), "zeros_like": ((), 0.0), "ones_like": ((), 1.0), "full_like": ((7.0,), 7.0)}
+# function: (its arguments after the prototype, the value every element of the result has); a NumPy scalar to
+# fill with, as a Python float takes cupy.copyto_python_scalar's path under NumPy 2 before 13.3.0
+FUNCTIONS = {
+    "empty_like": ((), 1.0),
+    "zeros_like": ((), 0.0),
+    "ones_like": ((), 1.0),
+    "full_like": ((numpy.float64(7.0),), 7.0),
+}
 SHAPE = (64, 64)
 
 

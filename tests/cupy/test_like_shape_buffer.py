@@ -18,7 +18,7 @@ import wrapt  # noqa: E402
 from gpushim.patches.cupy.like_shape_buffer import patch  # noqa: E402
 from tests.cupy import like_corpus  # noqa: E402
 from tests.cupy.host_copies import recorded_allocations  # noqa: E402
-from tests.support import gate, record_corpus  # noqa: E402
+from tests.support import gate, record_faithful  # noqa: E402
 
 GATE = gate(patch)
 # Without a driver, the fills' first CUDA call asks for the current stream in a function that cannot raise,
@@ -122,7 +122,11 @@ def test_harmless_not_affected_and_the_function_is_cupys_own(gpushim_patched):
 
 
 @GATE.recorded_only
-def test_faithful_allocations_and_layouts_of_the_corpus():
-    """Patched old releases record what unpatched 13.4.0 records; the matrix compares the files."""
-    outcomes = record_corpus(patch, like_corpus.run)
+def test_faithful_allocations_and_layouts_of_the_corpus(gpushim_patched):
+    """Patched old releases record what unpatched 13.4.0 records; the matrix compares the files.
+
+    Every patch is applied: ``full_like`` fills through ``cupy.copyto``, which has its own under NumPy 2.
+    """
+    outcomes = like_corpus.run()
     assert len(outcomes) == len(like_corpus.cases()) == 1200
+    record_faithful(patch, outcomes)
