@@ -53,7 +53,7 @@ patch = Patch(
     fixed_in="13.3.0",
     issue="cupy/cupy#8480",
     fix="cupy/cupy@c90310209 (backport #8496)",
-    summary="cupy.testing.installed/with_requires/numpy_satisfies raise ModuleNotFoundError without pkg_resources.",
+    summary="cupy.testing.installed, with_requires, numpy_satisfies raise ModuleNotFoundError without pkg_resources.",
     module="cupy.testing",
     missing=("pkg_resources",),
 )
