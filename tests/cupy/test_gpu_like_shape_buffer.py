@@ -73,7 +73,7 @@ def made_and_filled(function):
 
 
 @on_gpu
-@pytest.mark.skipif(not GATE.affected, reason="the release does not have the bug here")
+@GATE.affected_only
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_needed_the_live_array_after_the_buffer_is_overwritten_without_gpushim(function):
     import cupy
@@ -83,6 +83,7 @@ def test_needed_the_live_array_after_the_buffer_is_overwritten_without_gpushim(f
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_live_array_keeps_its_values_and_the_result_holds_the_fill(function, this_patch):
     result, neighbour = made_and_filled(function)
