@@ -32,7 +32,7 @@ def both(function, shape, q, axis, method):
 
 
 @on_gpu
-@pytest.mark.skipif(not GATE.affected, reason="the release does not have the bug here")
+@GATE.affected_only
 @pytest.mark.parametrize("function", list(QS))
 def test_needed_an_integer_axis_with_keepdims_raises_without_gpushim(function):
     with pytest.raises(TypeError, match="'int' object is not iterable"):
@@ -40,6 +40,7 @@ def test_needed_an_integer_axis_with_keepdims_raises_without_gpushim(function):
 
 
 @on_gpu
+@GATE.recorded_only
 @pytest.mark.parametrize("function", list(QS))
 @pytest.mark.parametrize("q", [0, 1], ids=["scalar q", "1-D q"])
 @pytest.mark.parametrize("shape, axis", [((3, 4), 0), ((3, 4), -1), ((2, 3, 4), 1), ((5,), 0), ((1, 6, 3, 2), 0)])
