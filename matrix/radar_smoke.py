@@ -8,7 +8,8 @@ error's type and first line.  Checks after a failed import are not run.
 Everything runs on the CPU, on every Python of the grid (3.8 on), and imports nothing of the project
 but gpushim: CuPy cannot launch a kernel without a GPU, so its checks stop at what the host does
 (dtypes and ufunc tables, ``cupy.testing``, the code ``cupy.fuse`` generates, traced on arrays whose
-memory is never touched).  Warp kernels here take no ``from __future__ import annotations``: Warp
+memory is never touched, and last ``cupy.testing``'s requirement checks, which a downstream suite runs
+as it collects its tests).  Warp kernels here take no ``from __future__ import annotations``: Warp
 reads their annotations as objects.
 """
 
@@ -39,6 +40,15 @@ def cupy_checks():
         cupy.testing.assert_allclose(numpy.arange(3.0), numpy.arange(3.0))
         cupy.testing.assert_array_equal(numpy.ones((2, 2), numpy.int32), numpy.ones((2, 2), numpy.int32))
 
+    def requires():
+        import cupy.testing
+
+        assert cupy.testing.installed("numpy>=1")
+
+        @cupy.testing.with_requires("numpy>=1")
+        def decorated():
+            pass
+
     def fusion(*scalars):
         def check():
             code = _trace_fusion(lambda x, y: x * 2 + y, scalars or None)
@@ -52,6 +62,7 @@ def cupy_checks():
         ("testing", testing),
         ("fuse", fusion()),
         ("fuse-scalar", fusion(1)),
+        ("testing-requires", requires),
     ]
 
 
