@@ -13,12 +13,12 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import wrapt  # noqa: E402
+import wrapt
 
-from gpushim.patches.cupy.like_shape_buffer import patch  # noqa: E402
-from tests.cupy import like_corpus  # noqa: E402
-from tests.cupy.host_copies import recorded_allocations  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.like_shape_buffer import patch
+from tests.cupy import like_corpus
+from tests.cupy.host_copies import recorded_allocations
+from tests.support import gate, record_faithful
 
 GATE = gate(patch)
 # Without a driver, the fills' first CUDA call asks for the current stream in a function that cannot raise,

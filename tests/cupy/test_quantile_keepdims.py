@@ -10,11 +10,11 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import wrapt  # noqa: E402
+import wrapt
 
-from gpushim.patches.cupy.quantile_keepdims import patch  # noqa: E402
-from tests.cupy import quantile_corpus  # noqa: E402
-from tests.support import applied, gate, record_corpus  # noqa: E402
+from gpushim.patches.cupy.quantile_keepdims import patch
+from tests.cupy import quantile_corpus
+from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 NOT_ITERABLE = "TypeError: 'int' object is not iterable"

@@ -17,9 +17,9 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-from gpushim.patches.cupy.testing_pkg_resources import patch  # noqa: E402
-from tests.cupy import requirement_corpus  # noqa: E402
-from tests.support import PYTEST, gate, record_corpus  # noqa: E402
+from gpushim.patches.cupy.testing_pkg_resources import patch
+from tests.cupy import requirement_corpus
+from tests.support import PYTEST, gate, record_corpus
 
 GATE = gate(patch)
 MISSING = "ModuleNotFoundError: No module named 'pkg_resources'"
