@@ -3,7 +3,7 @@
 Kernels run on the CPU.  The corpus kernels live here, in one Warp module
 with all their overloads declared up front, so that each release builds it
 once per kernel cache.  The kernel-cache tests run a small script in fresh
-interpreters sharing one cache directory of their own.
+interpreters sharing one cache directory of their own (``kernel_cache``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 
 from gpushim.patches.warp.augassign_mul_div import patch
 from tests.support import applied, gate, record_faithful, run_python
+from tests.warp.kernel_cache import kernel_cache
 
 GATE = gate(patch)
 
@@ -262,55 +262,19 @@ def scale(a: warp.array(dtype=float)):
     a[i] /= 2.0
 
 
+KERNEL = scale
+
+
 def run():
     a = warp.array(np.array([2.0, 4.0], dtype=np.float32), device="cpu")
     warp.launch(scale, dim=2, inputs=[a], device="cpu")
     print("@@values", a.numpy().tolist(), flush=True)
-
-
-if "gpushim" in sys.argv:
-    import gpushim.auto
-run()
-if "in-process" in sys.argv:
-    import gpushim
-
-    gpushim.patch()
-    run()
-    gpushim.unpatch()
-    run()
-    scale.module.mark_modified()
-    run()
 """
 
 
 @pytest.fixture(scope="module")
 def cache_script(tmp_path_factory):
-    """A kernel script and a kernel cache directory of its own, shared by the cache tests."""
-    folder = tmp_path_factory.mktemp("augassign")
-    script = folder / "scale.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    cache = folder / "kernels"
-    cache.mkdir()
-
-    def run(*arguments: str) -> list[tuple[str, str]]:
-        """(values, how Warp loaded the module) for each launch the script made."""
-        finished = run_python(
-            f"import sys; sys.argv = {[str(script), *arguments]!r}; "
-            f"sys.path.insert(0, {str(ROOT)!r}); exec(compile(open({str(script)!r}).read(), {str(script)!r}, 'exec'))",
-            env={"WARP_CACHE_PATH": str(cache)},
-        )
-        assert finished.returncode == 0, finished.stderr
-        launches, loaded = [], "reused in memory"
-        for line in finished.stdout.splitlines():
-            if line.startswith("Module __main__"):
-                loaded = "compiled" if "(compiled)" in line else "cached" if "(cached)" in line else line
-            elif line.startswith("@@values"):
-                launches.append((line[9:], loaded))
-                loaded = "reused in memory"
-        return launches
-
-    run.cache = cache
-    return run
+    return kernel_cache(tmp_path_factory.mktemp("augassign"), SCRIPT)
 
 
 @GATE.affected_only
