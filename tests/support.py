@@ -113,6 +113,30 @@ def run_python(
     )
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus_in_fresh_python(module: str, patch: Patch, prelude: str) -> tuple[object, str]:
+    """``run_corpus()`` of test module ``module`` in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
+    code = "\n".join(
+        [
+            "import sys, json",
+            f"sys.path.insert(0, {str(ROOT)!r})",
+            prelude,
+            f"from {module} import run_corpus",
+            "outcomes = run_corpus()",
+            "import gpushim",
+            f"state = gpushim.record({patch.id!r})['state']",
+            "print('@@outcomes', json.dumps(outcomes))",
+            "print('@@state', state)",
+        ]
+    )
+    finished = run_python(code)
+    assert finished.returncode == 0, finished.stderr
+    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
+    return json.loads(lines["@@outcomes"]), lines["@@state"]
+
+
 def record_corpus(patch: Patch, run) -> object:
     """``run()``'s outcomes on a patch's corpus, patched where this release is affected, recorded for the matrix."""
     with applied(patch) if Gate(patch).affected else contextlib.nullcontext():

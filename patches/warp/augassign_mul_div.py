@@ -29,7 +29,7 @@ that ``a[i] *= f()`` calls ``f`` twice (NVIDIA/warp#1233, fixed in 1.12.1).
 Such a bug must not come with the fix: every call in the right-hand side
 and in the target's indices is evaluated once, before the rewrite, as
 warp.augassign_single_evaluation does for Warp's own generator
-(``_augassign.evaluated_once``); statements without calls there are 1.4.2's.
+(``_codegen.evaluated_once``); statements without calls there are 1.4.2's.
 
 Two traps.  ``Adjoint.eval`` dispatches through the class-level dict
 ``Adjoint.node_visitors``, which holds the function itself, so the wrapper is
@@ -39,7 +39,7 @@ while the patch is applied, the hash of every kernel or function whose
 source holds a statement it takes over (an augmented assignment to a
 subscript with an operator other than ``+``/``-``) also covers this patch's
 generator, and the modules Warp had already hashed are hashed again
-(``_augassign.key_builds_apart``): patched builds live apart from unpatched
+(``_codegen.key_builds_apart``): patched builds live apart from unpatched
 ones in both caches.
 
 Not backported.  ``unpatch()`` puts the identical originals back, but a
@@ -55,7 +55,7 @@ give ``[3, 6]``.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, TargetMismatch, expect
-from gpushim.patches.warp._augassign import evaluated_once, key_builds_apart
+from gpushim.patches.warp._codegen import evaluated_once, key_builds_apart
 
 patch = Patch(
     id="warp.augassign_mul_div",
@@ -133,7 +133,7 @@ def _apply(warp, journal):
 
     installed = journal.wrap(adjoint, "emit_AugAssign", emit_augassign)
     journal.replace_item(adjoint.node_visitors, ast.AugAssign, installed)
-    key_builds_apart(context, journal, _HASH_SALT, may_be_dropped)
+    key_builds_apart(context, journal, _HASH_SALT, lambda tree: any(map(may_be_dropped, ast.walk(tree))))
 
 
 @patch.prober

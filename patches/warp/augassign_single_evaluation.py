@@ -27,7 +27,7 @@ wrapped.  Before Warp's generator runs, the wrapper evaluates the
 right-hand side, then each index of the target that holds a call, once,
 binds each result to a symbol of its own and hands Warp the statement with
 those parts replaced by the symbols' names: however often Warp evaluates
-them, it emits nothing more (``_augassign.evaluated_once``).  Statements
+them, it emits nothing more (``_codegen.evaluated_once``).  Statements
 without calls in those places are generated as released.  warp.augassign_mul_div
 (1.4.0 and 1.4.1) lowers the statements it takes over with the same
 rewrite, in whichever order the two wrap, so together they give 1.12.1's
@@ -36,7 +36,7 @@ results on 1.4.x.  ``Adjoint.eval`` dispatches through the class-level dict
 
 Every kernel or function whose source holds an augmented assignment with a
 call in it is hashed apart from the release's build while the patch is
-applied (``_augassign.key_builds_apart``): the module hash of such kernels
+applied (``_codegen.key_builds_apart``): the module hash of such kernels
 differs, in memory and in the kernel cache directory.
 
 Not backported.  1.12.1's lowering itself (loading the current value
@@ -54,7 +54,7 @@ where ``counted`` adds 1 to ``c[0]``: ``c[0]`` must be 1.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, TargetMismatch, expect
-from gpushim.patches.warp._augassign import codegen_and_context, evaluated_once, holds_call, key_builds_apart
+from gpushim.patches.warp._codegen import codegen_and_context, evaluated_once, holds_call, key_builds_apart
 
 patch = Patch(
     id="warp.augassign_single_evaluation",
@@ -72,11 +72,11 @@ _HASH_SALT = b"gpushim warp.augassign_single_evaluation 1"
 _EMIT_AUGASSIGN = Parameters("adj", "node")
 
 
-def _rewritten(node) -> bool:
-    """Whether the wrapper may hand Warp this node rewritten: an augmented assignment holding a call."""
+def _rewritten(tree) -> bool:
+    """Whether the wrapper may hand Warp a statement of this tree rewritten: an augmented assignment holding a call."""
     import ast
 
-    return isinstance(node, ast.AugAssign) and holds_call(node)
+    return any(isinstance(node, ast.AugAssign) and holds_call(node) for node in ast.walk(tree))
 
 
 def _emit_augassign(wrapped, instance, args, kwargs):

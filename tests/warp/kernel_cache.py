@@ -41,7 +41,8 @@ def kernel_cache(folder: Path, script: str):
     sets ``warp.config.quiet = False``.  With the argument ``gpushim`` it is
     run after ``import gpushim.auto``; with ``in-process``, once more patched,
     once more unpatched and once after Warp hashes the module again.
-    ``run.cache`` is the cache directory.
+    ``run.builds()`` counts the builds of the script's module in the cache
+    directory (in a folder of each release's version from 1.15).
     """
     path = folder / "script.py"
     path.write_text(textwrap.dedent(script) + MAIN)
@@ -64,5 +65,5 @@ def kernel_cache(folder: Path, script: str):
                 loaded = "reused in memory"
         return launches
 
-    run.cache = cache
+    run.builds = lambda: sum(path.is_dir() for path in cache.rglob("wp___main___*"))
     return run

@@ -12,16 +12,14 @@ matrix only; the faithful corpus, and the contract's probes, on every one.
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
-from gpushim.patches.warp._augassign import codegen_and_context
+from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.augassign_mul_div import patch as mul_div
 from gpushim.patches.warp.augassign_single_evaluation import patch
-from tests.support import applied, gate, record_faithful, run_python
+from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import kernel_cache
 
 GATE = gate(patch)
@@ -30,8 +28,6 @@ import numpy as np  # noqa: E402
 import warp  # noqa: E402
 
 warp.config.quiet = True
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @warp.func
@@ -195,27 +191,6 @@ def calls_of(outcomes: dict) -> dict:
     return {statement: outcomes[statement]["calls"] for statement in STATEMENTS}
 
 
-def corpus_in_fresh_python(prelude: str) -> tuple[dict, str]:
-    """Run the corpus in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
-    code = "\n".join(
-        [
-            "import sys, json",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            prelude,
-            "from tests.warp import test_augassign_single_evaluation as corpus",
-            "outcomes = corpus.run_corpus()",
-            "import gpushim",
-            f"state = gpushim.record({patch.id!r})['state']",
-            "print('@@outcomes', json.dumps(outcomes))",
-            "print('@@state', state)",
-        ]
-    )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
-    return json.loads(lines["@@outcomes"]), lines["@@state"]
-
-
 SCRIPT = """
 import sys
 import numpy as np
@@ -256,14 +231,14 @@ def cache_script(tmp_path_factory):
 
 @GATE.ends_only
 def test_needed_calls_in_augmented_assignments_run_twice_without_gpushim():
-    outcomes, state = corpus_in_fresh_python(prelude="")
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
     assert state == "inactive"
     assert {statement: calls_of(outcomes)[statement] for statement in TWICE} == dict.fromkeys(TWICE, 2)
 
 
 @GATE.ends_only
 def test_effective_with_gpushim_imported_before_warp_each_call_runs_once():
-    outcomes, state = corpus_in_fresh_python(prelude="import gpushim.auto")
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "import gpushim.auto")
     assert state == "applied"
     assert calls_of(outcomes) == CALLS
     assert outcomes[TAPE]["calls forward and backward"] == [4, 4]
@@ -276,7 +251,7 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
     # both builds stay in the cache, apart, and each is found again by its own kind of process
     assert cache_script() == [(TWICE_VALUES, "cached")]
     assert cache_script("gpushim") == [(ONCE_VALUES, "cached")]
-    assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
+    assert cache_script.builds() == 2
 
 
 @GATE.ends_only

@@ -1,11 +1,11 @@
-"""What the patches of Warp's augmented assignments share: single evaluation, and builds kept apart.
+"""What the patches of Warp's code generator share: its modules, builds kept apart, single evaluation.
 
-Both replace or wrap ``Adjoint.emit_AugAssign``, in either order, and each
-must leave every call of a statement evaluated once (NVIDIA/warp#1233):
-:func:`evaluated_once` gives them the statement with its calls evaluated
-already.  Both change the code generated from a kernel's unchanged source,
-so :func:`key_builds_apart` keeps their builds apart from the release's in
-Warp's caches.
+Each changes the code generated from a kernel's unchanged source, so
+:func:`key_builds_apart` keeps its builds apart from the release's in Warp's
+caches.  The two that replace or wrap ``Adjoint.emit_AugAssign``, in either
+order, must each leave every call of a statement evaluated once
+(NVIDIA/warp#1233): :func:`evaluated_once` gives them the statement with its
+calls evaluated already.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _copy(node: ast.AST, **fields) -> ast.AST:
 
 
 def key_builds_apart(context, journal, salt: bytes, changes) -> None:
-    """Key every adjoint holding a node ``changes(node)`` is true of on ``salt`` too, while the patch is applied.
+    """Key every adjoint whose syntax tree ``changes(tree)`` is true of on ``salt`` too, while the patch is applied.
 
     ``context`` is Warp's module of that name (``warp._src.context`` from 1.10).
 
@@ -102,14 +102,14 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     so that they are hashed again at their next launch.
     """
     _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
-    scanned = {}  # source -> whether it holds such a statement; overloads share their source
+    scanned = {}  # source -> whether the patch may change its code; overloads share their source
 
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
         found = scanned.get(adj.source)
         if found is None:
-            found = scanned[adj.source] = any(changes(node) for node in ast.walk(adj.tree))
+            found = scanned[adj.source] = changes(adj.tree)
         return hashlib.sha256(digest + salt).digest() if found else digest
 
     journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
