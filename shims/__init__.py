@@ -12,6 +12,9 @@ pytest starts.
 
 from __future__ import annotations
 
+# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
+from _thread import RLock
+
 from . import states
 from .declaration import Patch
 from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, ProbeCannotRun, TargetMismatch
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 _registry = None
+_making_registry = RLock()  # threads that first use gpushim at once must make one registry, not one each
 
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps
@@ -65,13 +69,15 @@ def registry() -> Registry:
     """
     global _registry
     if _registry is None:
-        from .catalogue import discover
-        from .engine import Registry
-        from .plugins import find
+        with _making_registry:
+            if _registry is None:
+                from .catalogue import discover
+                from .engine import Registry
+                from .plugins import find
 
-        own = discover(f"{__name__}.patches")
-        theirs, problems = find(own)
-        _registry = Registry(own + theirs, problems)
+                own = discover(f"{__name__}.patches")
+                theirs, problems = find(own)
+                _registry = Registry(own + theirs, problems)
     return _registry
 
 

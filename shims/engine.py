@@ -133,8 +133,9 @@ class Registry:
             f"gpushim cannot use {problem['id']} ({problem['reason']}); its patches are not applied"
             for problem in self._problems
         ]
-        if not self._problems_reported:
-            self._problems_reported = True
+        with self._lock:
+            first, self._problems_reported = not self._problems_reported, True
+        if first:
             for message in messages:
                 report.warn(message)
         if messages and self._strict:
