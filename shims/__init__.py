@@ -12,12 +12,10 @@ pytest starts.
 
 from __future__ import annotations
 
-# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import RLock
-
 from . import states
 from .declaration import Patch
 from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, ProbeCannotRun, TargetMismatch
+from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -46,7 +44,7 @@ __all__ = [
 ]
 
 _registry = None
-_making_registry = RLock()  # threads that first use gpushim at once must make one registry, not one each
+_making_registry = ForkSafeRLock()  # threads that first use gpushim at once must make one registry, not one each
 
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import sys
 
-# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import RLock
-
 from . import report, switches
 from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
+from .locks import ForkSafeRLock
 from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
@@ -70,7 +68,7 @@ class Registry:
         self._preparing: set[str] = set()  # the modules whose execution before-exec patches wait for
         self._late: set[str] = set()
         self._strict = False
-        self._lock = RLock()
+        self._lock = ForkSafeRLock()
 
     @classmethod
     def discover(cls, package: str) -> Registry:

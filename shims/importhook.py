@@ -12,7 +12,9 @@ from __future__ import annotations
 import sys
 
 # _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import RLock, _local
+from _thread import _local
+
+from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,7 +103,7 @@ class PostImportHooks:
         self._preparations: dict[str, list[Preparation]] = {}
         self._executions: dict[str, int] = {}
         self._executing: set[str] = set()
-        self._lock = RLock()
+        self._lock = ForkSafeRLock()
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:

@@ -61,3 +61,40 @@ def test_threads_that_first_use_gpushim_at_once_share_one_registry(site, other):
         other,
     )
     assert finished.stdout.split() == ["3", "applied", "2"], finished.stderr
+
+
+def test_a_child_forked_while_another_thread_patches_can_use_gpushim(site):
+    """The patching thread holds the registry's lock at the fork, and does not exist in the child to release it."""
+    finished = run(
+        site,
+        """
+        import os
+        import gpushim.journal
+
+        wrap = gpushim.journal.Journal.wrap
+
+        def slow_wrap(*args, **kwargs):
+            time.sleep(1)
+            return wrap(*args, **kwargs)
+
+        gpushim.journal.Journal.wrap = slow_wrap
+        gpushim.patch()
+        patching = threading.Thread(target=__import__, args=("synthone",))
+        patching.start()
+        time.sleep(0.3)
+        child = os.fork()
+        if child == 0:
+            print("child", gpushim.record("synth.compute")["state"], flush=True)
+            os._exit(0)
+        for _ in range(50):
+            if os.waitpid(child, os.WNOHANG) != (0, 0):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, 9)
+            print("the child hangs")
+        patching.join()
+        print("parent", gpushim.record("synth.compute")["state"])
+        """,
+    )
+    assert finished.stdout.splitlines() == ["child pending", "parent applied"], finished.stderr
