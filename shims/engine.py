@@ -25,6 +25,7 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import ModuleType
+    from typing import Callable
 
     from .declaration import Patch
     from .journal import Journal
@@ -156,16 +157,26 @@ class Registry:
             hooks.call_back_if_imported(name, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
-        """Undo the given patches (all by default), restoring the identical originals."""
+        """Undo the given patches (all by default), restoring the identical originals.
+
+        What cannot be undone stops nothing else: its patch is ``failed``,
+        naming what stays patched, and is warned of once the rest is undone
+        (raised, under ``GPUSHIM_STRICT=1``).
+        """
+        failures = []
         with self._lock:
             for id in self._select(ids):
                 outcome = self._outcomes.pop(id, None)
-                if outcome is not None and outcome.journal is not None:
-                    outcome.journal.undo()
+                applied = outcome.journal if outcome is not None else None
+                journals = [journal for journal in (applied, self._prepared.pop(id, None)) if journal is not None]
+                stuck = _each(journal.undo for journal in journals)
+                if stuck:
+                    failed = self._outcomes[id] = _Outcome(FAILED, self._libraries[id].target, stuck)
+                    failed.release = outcome.release if outcome is not None else None
+                    failures.append(f"gpushim could not undo {id} ({stuck}): that stays patched")
+                    report.log("error", failures[-1])
+                elif applied is not None:
                     report.log("info", f"{id} undone")
-                prepared = self._prepared.pop(id, None)
-                if prepared is not None:
-                    prepared.undo()
             for name in list(self._watched):
                 if not self._waiting_for(name):
                     self._watched.discard(name)
@@ -175,6 +186,10 @@ class Registry:
             for name in self._preparing - needed:
                 self._preparing.discard(name)
                 hooks.forget_preparation(name, self._on_executing)
+        for message in failures:
+            report.warn(message)
+        if failures and switches.strict():
+            raise PatchError("; ".join(failures))
 
     def _waiting_for(self, name: str) -> list[str]:
         """The patches, pending or applied, that the import of module ``name`` applies."""
@@ -250,8 +265,9 @@ class Registry:
                     failures.append(self._fail(id, outcome, error))
 
         def withdraw() -> None:
-            for journal in journals:
-                journal.withdraw()
+            stuck = _each(journal.withdraw for journal in journals)
+            if stuck:
+                report.warn(f"gpushim could not withdraw what it lent while {name} executed ({stuck})")
 
         for message in failures:
             report.warn(message)
@@ -481,6 +497,17 @@ def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
     if not parts:
         return reason
     return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
+
+
+def _each(calls: Iterable[Callable[[], None]]) -> str:
+    """Make every one of ``calls``, whichever of them raise; what they raised, in words ('' if nothing)."""
+    raised = []
+    for call in calls:
+        try:
+            call()
+        except Exception as error:
+            raised.append(str(error))
+    return "; ".join(raised)
 
 
 def _version(release: tuple[str, str | None]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import TargetMismatch
+from .errors import PatchError, TargetMismatch
 from .shape import name_of
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
@@ -324,15 +324,26 @@ class Journal:
         return value
 
     def withdraw(self) -> None:
-        """Remove what :meth:`provide` put in ``sys.modules`` and what :meth:`lend` bound, where each still holds it."""
+        """Remove what :meth:`provide` put in ``sys.modules`` and what :meth:`lend` bound, where each still holds it.
+
+        Raises as :meth:`undo` does.
+        """
+        _raise_for(self._withdraw())
+
+    def _withdraw(self) -> list[str]:
+        stuck = []
         while self.provided:
             name, module = self.provided.popitem()
             if sys.modules.get(name) is module:
                 del sys.modules[name]
         while self.lent:
             owner, name, value = self.lent.pop()
-            if vars(owner).get(name) is value:
-                delattr(owner, name)
+            try:
+                if vars(owner).get(name) is value:
+                    delattr(owner, name)
+            except Exception as error:
+                stuck.append(f"{_describe(owner)}.{name} ({type(error).__name__}: {error})")
+        return stuck
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
         """Bind ``name`` to ``new`` on each owner, remembering what was there.
@@ -419,10 +430,23 @@ class Journal:
         return [entry.original for entry in self.entries if isinstance(entry.new, _wrapper_type())]
 
     def undo(self) -> None:
-        """Put every original back, latest replacement first, and withdraw what was provided."""
-        self.withdraw()
+        """Put every original back, latest replacement first, and withdraw what was provided.
+
+        A binding whose owner refuses to take its original back stops none of
+        the others; then :class:`PatchError` names each binding left patched.
+        """
+        stuck = self._withdraw()
         while self.entries:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
                 entry.new._self_retired = True
-            _remove_layer(entry)
+            try:
+                _remove_layer(entry)
+            except Exception as error:
+                stuck.append(f"{_describe(entry.owner)}.{entry.name} ({type(error).__name__}: {error})")
+        _raise_for(stuck)
+
+
+def _raise_for(stuck: list[str]) -> None:
+    if stuck:
+        raise PatchError(f"could not restore {', '.join(stuck)}")
