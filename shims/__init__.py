@@ -43,8 +43,9 @@ __all__ = [
     "unpatch",
 ]
 
-_registry = None
-_making_registry = ForkSafeRLock()  # threads that first use gpushim at once must make one registry, not one each
+# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
+_registry = globals().get("_registry")
+_making_registry = globals().get("_making_registry") or ForkSafeRLock()  # one registry for threads that meet here
 
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps

@@ -292,5 +292,7 @@ def _without_earlier_hooks(finders: list) -> list:
     ]
 
 
-sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
-hooks = PostImportHooks()
+# importlib.reload() runs this again in the same namespace (as %autoreload does): the finder stays.
+if "hooks" not in globals():
+    sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
+    hooks = PostImportHooks()

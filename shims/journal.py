@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     Owners = Union[object, Sequence[object]]
 
-_PatchedFunction = None  # made by _wrapper_type() once a patch wraps something
+# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
+_PatchedFunction = globals().get("_PatchedFunction")  # made by _wrapper_type() once a patch wraps something
 
 
 def _as_sequence(owners: Owners) -> Sequence[object]:
@@ -250,7 +251,7 @@ class PatchedProperty(property):
 
 # The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
 # patches can wrap the same function, and either may be undone first.
-_LAYERS: dict[tuple[int, str], list[Replacement]] = {}
+_LAYERS: dict[tuple[int, str], list[Replacement]] = globals().get("_LAYERS", {})
 
 
 def _remove_layer(entry: Replacement) -> None:

@@ -98,3 +98,25 @@ def test_a_child_forked_while_another_thread_patches_can_use_gpushim(site):
         """,
     )
     assert finished.stdout.splitlines() == ["child pending", "parent applied"], finished.stderr
+
+
+@pytest.mark.parametrize("module", ["gpushim", "gpushim.importhook", "gpushim.journal"])
+def test_reloading_a_module_of_gpushim_keeps_what_it_did(site, module):
+    """As ``%autoreload`` does to an editable install: the target imported again is patched, and unpatch() undoes
+    the patch."""
+    finished = run(
+        site,
+        """
+        import importlib
+        gpushim.patch()
+        import synthone
+        importlib.reload(importlib.import_module(sys.argv[1]))
+        del sys.modules["synthone"]
+        import synthone
+        print(synthone.compute(1), gpushim.record("synth.compute")["state"])
+        gpushim.unpatch()
+        print(synthone.compute(1))
+        """,
+        module,
+    )
+    assert finished.stdout.split() == ["3", "applied", "2"], finished.stderr
