@@ -451,8 +451,9 @@ class Registry:
         library = self._libraries[id]
         with self._lock:
             outcome = self._outcomes.get(id)
+            settled = outcome is not None and outcome.state not in (PENDING, DISABLED) and not self._unfinished(id)
         off = {id} if outcome is not None and outcome.state == DISABLED else switches.disabled(self.ids)
-        if outcome is not None and outcome.state not in (PENDING, DISABLED):
+        if settled:
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
             state, reason, release = self._forecast(id, off, listings)
@@ -475,6 +476,13 @@ class Registry:
             summary=patch.summary if patch else None,
             origin=library.origin,
         )
+
+    def _unfinished(self, id: str) -> bool:
+        """Whether ``id`` has only prepared a module of a target whose import has not ended (or failed after it)."""
+        outcome = self._outcomes[id]
+        if outcome.state != APPLIED or outcome.journal is not None or id not in self._prepared:
+            return False
+        return not (is_imported(self._libraries[id].target) and is_imported(self._declarations[id].before))
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`), then one per problem."""

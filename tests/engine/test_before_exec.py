@@ -1,6 +1,7 @@
 """Patches that act before a module of their target executes, and the gates on the environment."""
 
 import importlib
+import importlib.util
 import sys
 import threading
 import types
@@ -212,3 +213,20 @@ def test_a_module_the_bug_needs_missing_is_found_without_importing_it(prepared, 
         import_extra(prepared)
     assert state_of(registry)["state"] == "not-affected"
     assert "synthfound" not in sys.modules
+
+
+def test_a_target_whose_import_fails_after_the_preparer_ran_stays_pending(prepared):
+    """As ``import nvidia.dali`` failing on a later module once gast_util executed; the import that succeeds applies."""
+    init = importlib.util.find_spec(prepared.name).origin
+    source = open(init).read()
+    with open(init, "w") as broken:
+        broken.write(f"{source}\nfrom . import extra\nimport a_missing_module\n")
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    with pytest.raises(ModuleNotFoundError, match="a_missing_module"):
+        prepared.import_()
+    assert state_of(registry)["state"] == "pending"
+    with open(init, "w") as mended:
+        mended.write(f"{source}\nfrom . import extra\n")
+    importlib.invalidate_caches()
+    assert (prepared.import_().extra.provider, state_of(registry)["state"]) == (f"{prepared.name}.extra", "applied")
