@@ -102,7 +102,7 @@ class PostImportHooks:
         self._callbacks: dict[str, list[Callback]] = {}
         self._preparations: dict[str, list[Preparation]] = {}
         self._executions: dict[str, int] = {}
-        self._executing: set[str] = set()
+        self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
         self._lock = ForkSafeRLock()
         self._finding = _local()
 
@@ -117,6 +117,8 @@ class PostImportHooks:
     def watch(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` whenever an import of ``name`` begun from now on ends; once per callback."""
         with self._lock:
+            if name not in self._callbacks and is_imported(name):
+                self._called_back[name] = sys.modules[name]  # the watcher calls back for it (call_back_if_imported)
             callbacks = self._callbacks.setdefault(name, [])
             if callback not in callbacks:
                 callbacks.append(callback)
@@ -144,8 +146,8 @@ class PostImportHooks:
         was found without this finder, so no loader of its will call back: this
         waits for it to end and then calls back.  An import begun since calls back
         through its loader too, so a callback must bear two calls for one module.
-        One that this very thread is executing (its import led here) calls back at
-        the first import of anything after it has finished.
+        One that this very thread is executing (its import led here) is called
+        back for as :meth:`call_back_for_missed` says.
         """
         _wait_for_import(name)
         with self._lock:
@@ -153,10 +155,21 @@ class PostImportHooks:
             if not is_imported(name):
                 if _is_unloaded_lazy(module):
                     self._notify_when_loaded(module)
-                elif module is not None:
-                    self._executing.add(name)
                 return
+            self._called_back[name] = module
         callback(name, module)
+
+    def call_back_for_missed(self) -> None:
+        """Call back for the watched modules imported since without this finder's loader; run at every import.
+
+        Another finder ahead of this one can load a module itself
+        (``typeguard.install_import_hook`` does), and a module that this very
+        thread was executing when it was watched ends after the watch began.
+        """
+        missed = [name for name in list(self._callbacks) if sys.modules.get(name) is not self._called_back.get(name)]
+        for name in missed:
+            if is_imported(name):
+                self._executed(name)
 
     def _notify_when_loaded(self, module: ModuleType) -> None:
         """Call back once the lazy ``module`` is loaded, by the loader its first attribute read will run.
@@ -176,7 +189,7 @@ class PostImportHooks:
                 callbacks.remove(callback)
             if not callbacks:
                 self._callbacks.pop(name, None)
-                self._executing.discard(name)
+                self._called_back.pop(name, None)
             self._leave_if_idle()
 
     def forget_preparation(self, name: str, preparation: Preparation) -> None:
@@ -194,8 +207,10 @@ class PostImportHooks:
             sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if self._executing:
-            self._call_back_for_finished()
+        try:
+            self.call_back_for_missed()
+        except Exception:
+            pass  # strict mode's error, reported already: the import of something else must not fail for it
         watched = fullname in self._callbacks or fullname in self._preparations
         if not watched or fullname in self._names_being_found():
             return None
@@ -247,14 +262,6 @@ class PostImportHooks:
         """How many times a loader executed module ``name`` under this finder: a reload counts again."""
         return self._executions.get(name, 0)
 
-    def _call_back_for_finished(self) -> None:
-        """Call back for the watched modules that were executing when first watched and have finished since."""
-        with self._lock:
-            finished = [name for name in self._executing if is_imported(name)]
-            self._executing.difference_update(finished)
-        for name in finished:
-            self._executed(name)
-
     def _loaded(self, name: str) -> None:
         with self._lock:
             self._executions[name] = self._executions.get(name, 0) + 1
@@ -266,6 +273,7 @@ class PostImportHooks:
         if module is None:
             return  # its import failed after all
         with self._lock:
+            self._called_back[name] = module
             callbacks = list(self._callbacks.get(name, ()))
         first_error = None
         for callback in callbacks:

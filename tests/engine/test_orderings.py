@@ -1,7 +1,11 @@
 """When a patch is applied relative to its target's import, and how often."""
 
 import importlib
+import importlib.machinery
+import sys
 import threading
+
+import pytest
 
 from tests.engine.synthetic import make_patch, registry_for, state_of
 
@@ -154,3 +158,36 @@ def test_undoing_the_inner_of_two_wrappers_keeps_the_outer(target):
     assert module.compute.__wrapped__ is original
     registry.unpatch()
     assert module.compute is original
+
+
+class FindsItsOwn:
+    """An import hook ahead of gpushim's that finds its modules without the other finders, as typeguard's does."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            return importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        return None
+
+
+LOOKS = {
+    "status": lambda registry: registry.status(),
+    "patch": lambda registry: registry.patch(),
+    "the next import": lambda registry: importlib.util.find_spec("synthlib_not_there"),
+}
+
+
+@pytest.mark.parametrize("look", list(LOOKS))
+def test_a_target_a_hook_ahead_of_gpushims_found_is_patched_when_gpushim_next_looks(target, look):
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = FindsItsOwn(target.name)
+    sys.meta_path.insert(0, hook)
+    try:
+        module = target.import_()
+    finally:
+        sys.meta_path.remove(hook)
+    LOOKS[look](registry)
+    assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
