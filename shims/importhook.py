@@ -90,6 +90,27 @@ class _NotifyingLoader:
         self._on_executed(module.__name__)
 
 
+class _NotifyingLegacyLoader:
+    """Stands in for a loader that has ``load_module`` alone (``zipimporter`` before Python 3.10) until it loaded.
+
+    Such a loader executes the module it makes, so nothing can act before.
+    """
+
+    def __init__(self, spec, on_executed: Callable[[str], None]) -> None:
+        self._spec = spec
+        self._loader = spec.loader
+        self._on_executed = on_executed
+
+    def __getattr__(self, name: str):
+        return getattr(self._loader, name)
+
+    def load_module(self, fullname: str) -> ModuleType:
+        self._spec.loader = self._loader
+        module = self._loader.load_module(fullname)
+        self._on_executed(fullname)
+        return module
+
+
 class PostImportHooks:
     """A meta path finder that calls back whenever a watched module finishes importing.
 
@@ -219,8 +240,12 @@ class PostImportHooks:
             spec = self._find_with_others(fullname, path, target)
         finally:
             self._names_being_found().discard(fullname)
-        if spec is not None and hasattr(spec.loader, "exec_module"):
+        if spec is None:
+            return None
+        if hasattr(spec.loader, "exec_module"):
             spec.loader = _NotifyingLoader(spec.loader, self._loaded, self._prepare)
+        elif hasattr(spec.loader, "load_module"):
+            spec.loader = _NotifyingLegacyLoader(spec, self._loaded)
         return spec
 
     def _prepare(self, module: ModuleType) -> list[Callable[[], None]]:

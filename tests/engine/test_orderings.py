@@ -4,6 +4,9 @@ import importlib
 import importlib.machinery
 import sys
 import threading
+import types
+import zipfile
+import zipimport
 
 import pytest
 
@@ -191,3 +194,23 @@ def test_a_target_a_hook_ahead_of_gpushims_found_is_patched_when_gpushim_next_lo
         sys.meta_path.remove(hook)
     LOOKS[look](registry)
     assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
+
+
+def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(syspath):
+    """Before Python 3.10 ``zipimporter`` loads with ``load_module`` alone, and no ``exec_module``."""
+    archive = syspath / "site.zip"
+    with zipfile.ZipFile(archive, "w") as site:
+        site.writestr("synthlibzip/__init__.py", "def compute(x):\n    return x + 1\n")
+        site.writestr(
+            "synthlib_zip-1.5.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: synthlib-zip\nVersion: 1.5.0\n"
+        )
+    sys.path.insert(0, str(archive))
+    try:
+        target = types.SimpleNamespace(name="synthlibzip", distribution="synthlib-zip")
+        registry = registry_for(make_patch(target))
+        registry.patch()
+        module = importlib.import_module("synthlibzip")
+        assert module.compute(1) == 3
+        assert type(module.__loader__) is type(module.__spec__.loader) is zipimport.zipimporter
+    finally:
+        sys.path.remove(str(archive))
