@@ -60,6 +60,18 @@ def _wait_for_import(name: str) -> None:
         pass
 
 
+def _in_importlib_frames(method):
+    """``method``, whose frames the interpreter takes for importlib's own.
+
+    A module's import error reaches the user without importlib's frames: the
+    interpreter removes each run of them that ends in the one named
+    ``_call_with_frames_removed``, known by their file name.  A stand-in for a
+    loader runs in the middle of such a run, and goes with it so named.
+    """
+    method.__code__ = method.__code__.replace(co_filename="<frozen importlib._bootstrap>")
+    return method
+
+
 class _NotifyingLoader:
     """Stands in for a module's loader until that module has executed."""
 
@@ -74,6 +86,7 @@ class _NotifyingLoader:
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
+    @_in_importlib_frames
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
@@ -104,6 +117,7 @@ class _NotifyingLegacyLoader:
     def __getattr__(self, name: str):
         return getattr(self._loader, name)
 
+    @_in_importlib_frames
     def load_module(self, fullname: str) -> ModuleType:
         self._spec.loader = self._loader
         module = self._loader.load_module(fullname)

@@ -9,6 +9,7 @@ import importlib
 import pickle
 import sys
 import threading
+import traceback
 import types
 import warnings
 
@@ -244,3 +245,28 @@ def test_strict_mode_raises_for_what_unpatch_could_not_undo_once_it_undid_the_re
     with pytest.raises(PatchError, match=r"synth\.compute"):
         registry.unpatch()
     assert (module.Widget().size(), other.compute(1)) == (1, 2)
+
+
+def _frames_of_failing_import(name):
+    try:
+        __import__(name)
+    except ZeroDivisionError as error:
+        return [(frame.filename, frame.name) for frame in traceback.extract_tb(error.__traceback__)]
+    raise AssertionError(f"{name} imported")
+
+
+@pytest.mark.parametrize("act_before", [False, True], ids=["after", "before and after"])
+def test_a_failing_import_has_the_traceback_it_has_without_gpushim(target, act_before):
+    """The interpreter removes importlib's frames from it; gpushim's loader in between must go with them."""
+    init = target.import_().__file__
+    del sys.modules[target.name]
+    with open(init, "a") as source:
+        source.write("1 / 0\n")
+    importlib.invalidate_caches()
+    without = _frames_of_failing_import(target.name)
+    patch = make_patch(target)
+    if act_before:
+        patch.patch.before = target.name
+        patch.patch.preparer(lambda module, journal: None)
+    registry_for(patch).patch()
+    assert _frames_of_failing_import(target.name) == without
