@@ -569,15 +569,35 @@ def _dependency_release(distribution: str, listings: Listings | None) -> tuple[s
 
 
 def _findable(name: str) -> bool:
-    """Whether top-level module ``name`` is imported or can be found; finding it imports nothing."""
+    """Whether top-level module ``name`` is imported or one of the finders on ``sys.meta_path`` finds it.
+
+    Finding it imports nothing, but setuptools' ``_distutils_hack`` finds
+    ``distutils`` by importing ``setuptools._distutils``, and setuptools
+    with it (about 270 modules): for that finder, the path is searched for
+    that package instead.
+    """
     if name in sys.modules:
         return True
-    from importlib.util import find_spec
+    for finder in list(sys.meta_path):
+        try:
+            if type(finder).__module__ == "_distutils_hack":
+                found = name == "distutils" and _setuptools_has_distutils()
+            else:
+                found = getattr(finder, "find_spec", lambda *_: None)(name, None) is not None
+        except Exception:
+            return True  # a finder that fails cannot be said to lack it
+        if found:
+            return True
+    return False
 
-    try:
-        return find_spec(name) is not None
-    except Exception:
-        return True  # a finder that fails cannot be said to lack it
+
+def _setuptools_has_distutils() -> bool:
+    import os
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("setuptools")
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    return any(os.path.isfile(os.path.join(folder, "_distutils", "__init__.py")) for folder in folders)
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:
