@@ -248,7 +248,7 @@ class Registry:
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
-                    journal = Journal()
+                    journal = Journal(module)
                     journals.append(journal)
                     try:
                         patch.prepare(module, journal)

@@ -16,6 +16,7 @@ from .shape import name_of
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from types import ModuleType
     from typing import Any, Callable, Union
 
     Owners = Union[object, Sequence[object]]
@@ -290,7 +291,8 @@ def _holds_its_own(entry: Replacement) -> bool:
 class Journal:
     """The replacements one application of a patch made, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, executing: ModuleType | None = None) -> None:
+        self.executing = executing  # the module about to execute, for a preparer's journal
         self.entries: list[Replacement] = []
         self.provided: dict[str, object] = {}
         self.lent: list[tuple[object, str, object]] = []
@@ -298,14 +300,19 @@ class Journal:
         self.provided_names: list[str] = []  # what was ever provided, for status likewise
 
     def provide(self, name: str, module: object) -> object:
-        """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
+        """Have the import statements of the module about to execute get ``module`` for ``name`` until :meth:`withdraw`.
 
+        Nothing else sees it, ``sys.modules`` included (see :mod:`gpushim.provided`).
         Only a name that nothing holds can be provided: one the user's
         environment has is theirs.
         """
+        from . import provided
+
+        if self.executing is None:
+            raise TypeError("only the journal of a preparer, for the module about to execute, provides modules")
         if name in sys.modules:
             raise TargetMismatch(f"sys.modules already holds {name!r}")
-        sys.modules[name] = module
+        provided.provide(self.executing, name, module)
         self.provided[name] = module
         self.provided_names.append(name)
         return module
@@ -325,18 +332,19 @@ class Journal:
         return value
 
     def withdraw(self) -> None:
-        """Remove what :meth:`provide` put in ``sys.modules`` and what :meth:`lend` bound, where each still holds it.
+        """Withdraw what :meth:`provide` provided, and remove what :meth:`lend` bound where it still holds it.
 
         Raises as :meth:`undo` does.
         """
         _raise_for(self._withdraw())
 
     def _withdraw(self) -> list[str]:
+        from . import provided
+
         stuck = []
         while self.provided:
             name, module = self.provided.popitem()
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
+            provided.withdraw(self.executing, name, module)
         while self.lent:
             owner, name, value = self.lent.pop()
             try:
