@@ -208,21 +208,26 @@ class Registry:
         they name.  A declaration that cannot be loaded fails after the import.
         """
         with self._lock:
-            befores = []
-            for id in self._waiting_for(name):
-                try:
-                    patch = self[id]
-                except Exception:
-                    continue
-                if patch.before is not None and patch.before not in befores:
-                    befores.append(patch.before)
-            for before in befores:
-                if before not in self._preparing:
-                    self._preparing.add(before)
-                    hooks.before_executing(before, self._on_executing)
+            befores = self._prepare_before(name)
         if name in befores:
             return self._on_executing(name, module)
         return None
+
+    def _prepare_before(self, name: str) -> list[str]:
+        """Have the modules that the patches waiting for ``name`` act before call back; their names. Lock held."""
+        befores = []
+        for id in self._waiting_for(name):
+            try:
+                patch = self[id]
+            except Exception:
+                continue
+            if patch.before is not None and patch.before not in befores:
+                befores.append(patch.before)
+        for before in befores:
+            if before not in self._preparing:
+                self._preparing.add(before)
+                hooks.before_executing(before, self._on_executing)
+        return befores
 
     def _on_executing(self, name: str, module: ModuleType):
         """Run the preparers of the patches that act before module ``name``; what withdraws what they provided.
@@ -292,6 +297,7 @@ class Registry:
         with self._lock:
             late = name in self._late
             self._late.discard(name)
+            self._prepare_before(name)  # for a module of the target not executed yet, when patch() came late
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
                 if outcome.module is module and outcome.execution == hooks.executions(name):

@@ -257,3 +257,11 @@ def test_what_is_provided_is_seen_by_the_executing_modules_imports_alone(prepare
     registry.patch()
     module = import_extra(prepared)
     assert (module.provider, module.elsewhere["found"]) == (f"{prepared.name}.extra", False)
+
+
+def test_a_patch_after_the_target_was_imported_prepares_a_module_that_executes_later(prepared):
+    prepared.import_()
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    assert import_extra(prepared).provider == f"{prepared.name}.extra"
+    assert state_of(registry)["state"] == "applied"
