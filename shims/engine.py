@@ -253,7 +253,7 @@ class Registry:
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
-                    journal = Journal(module)
+                    journal = Journal(module, outcome.release)
                     journals.append(journal)
                     try:
                         patch.prepare(module, journal)
@@ -349,7 +349,7 @@ class Registry:
             return
         from .journal import Journal
 
-        journal = Journal()
+        journal = Journal(release=outcome.release)
         try:
             patch.apply(module, journal)
         except NotAffected as why:

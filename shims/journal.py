@@ -291,11 +291,12 @@ def _holds_its_own(entry: Replacement) -> bool:
 class Journal:
     """The replacements one application of a patch made, in order."""
 
-    def __init__(self, executing: ModuleType | None = None) -> None:
+    def __init__(self, executing: ModuleType | None = None, release: tuple[str, str] | None = None) -> None:
         self.executing = executing  # the module about to execute, for a preparer's journal
+        self.release = release  # (distribution, version) of what the patch changes, as the gate read it
         self.entries: list[Replacement] = []
         self.provided: dict[str, object] = {}
-        self.lent: list[tuple[object, str, object]] = []
+        self.lent: list[tuple[object, str, object, bool]] = []
         self.lent_names: list[str] = []  # what was ever lent, for status: it outlives the withdrawal
         self.provided_names: list[str] = []  # what was ever provided, for status likewise
 
@@ -317,17 +318,28 @@ class Journal:
         self.provided_names.append(name)
         return module
 
-    def lend(self, owner: object, name: str, value: object) -> object:
-        """Bind ``owner.name`` to ``value`` until :meth:`withdraw`, for a module about to execute.
+    def lend(self, owner: object, name: str, value: object, shared: bool = False) -> object:
+        """Have ``owner.name`` read as ``value`` by the module about to execute, until :meth:`withdraw`.
 
-        For a shared object that only the executing module must see changed
-        (a name NumPy 2 removed, on ``numpy``): only a name ``owner`` does not
-        hold itself can be lent, and it is deleted again, not restored.
+        For a shared module that only the executing module must see changed
+        (a name NumPy 2 removed, on ``numpy``): the import statements of that
+        module, and of its submodules for a package, get a view of ``owner``
+        holding it (see :mod:`gpushim.provided`).  ``shared=True`` binds it on
+        ``owner`` itself, where every thread sees it, for a compiled module
+        that reads it: those import without ``__import__``.  Only a name
+        ``owner`` does not hold itself can be lent.
         """
+        from . import provided
+
         if name in vars(owner):
             raise TargetMismatch(f"{_describe(owner)} already holds {name!r}")
-        setattr(owner, name, value)
-        self.lent.append((owner, name, value))
+        if shared:
+            setattr(owner, name, value)
+        elif self.executing is None or not isinstance(owner, type(sys)):
+            raise TypeError("only the journal of a preparer lends, and only a module's name, unless shared=True")
+        else:
+            provided.lend(self.executing, owner, name, value)
+        self.lent.append((owner, name, value, shared))
         self.lent_names.append(f"{_describe(owner)}.{name}")
         return value
 
@@ -346,9 +358,11 @@ class Journal:
             name, module = self.provided.popitem()
             provided.withdraw(self.executing, name, module)
         while self.lent:
-            owner, name, value = self.lent.pop()
+            owner, name, value, shared = self.lent.pop()
             try:
-                if vars(owner).get(name) is value:
+                if not shared:
+                    provided.take_back(self.executing, owner, name, value)
+                elif vars(owner).get(name) is value:
                     delattr(owner, name)
             except Exception as error:
                 stuck.append(f"{_describe(owner)}.{name} ({type(error).__name__}: {error})")

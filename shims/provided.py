@@ -1,64 +1,160 @@
-"""Modules provided to the import statements of one module alone, while it executes.
+"""What the import statements of one executing module alone get: modules provided, names lent.
 
 A before-exec patch gives a module about to execute a module it imports
-and cannot find (``distutils`` for DALI's ``gast_util`` on Python 3.12).
-Put in ``sys.modules``, it would be found by every thread's imports for as
-long as that module executes, and kept by them.  Instead ``__import__`` is
-diverted while anything is provided: an import statement whose globals are
-that module's namespace (its own code, at module level or in a function it
-defines) gets the provided module, and every other import is the
-interpreter's own, unchanged.
+and cannot find (``distutils`` for DALI's ``gast_util`` on Python 3.12), or
+a name that a shared module lacks (``numpy.float_`` for ``cupy`` under
+NumPy 2).  Put in ``sys.modules`` or on ``numpy``, it would be seen by every
+thread for as long as that module executes, and kept by some.  Instead
+``__import__`` is diverted while anything is provided or lent: an import
+statement of the executing module (and, for a package, of its submodules)
+gets the provided module, or a view of the shared module that holds the
+lent names and reads every other attribute through; every other import is
+the interpreter's own, unchanged.  Once the module executed, its modules'
+globals bound to a view are bound to the shared module itself again.
+
+Compiled (Cython) modules import without ``__import__``: only the shared
+object itself can carry a name to them (``Journal.lend(..., shared=True)``).
 """
 
 from __future__ import annotations
 
 import builtins
+import sys
 
 from .locks import ForkSafeRLock
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import ModuleType
+_ModuleType = type(sys)
 
-_provided: dict[int, tuple[dict, dict[str, object]]] = {}  # by id of a namespace: it, and what it is provided
+
+class _Diversion:
+    """What the modules of one executing module get instead of what the interpreter would give them."""
+
+    __slots__ = ("package", "modules", "views")
+
+    def __init__(self, package: bool) -> None:
+        self.package = package  # whether its submodules' imports are diverted too
+        self.modules: dict[str, object] = {}  # provided, by name
+        self.views: dict[int, _View] = {}  # by id of the shared module each stands for
+
+
+class _View(_ModuleType):
+    """A shared module as the executing module's imports see it: with the names lent to it."""
+
+    def __init__(self, shared: _ModuleType) -> None:
+        super().__init__(shared.__name__, shared.__doc__)
+        for own in ("__package__", "__loader__", "__spec__"):
+            del self.__dict__[own]  # read through to the shared module's
+        self.__wrapped__ = shared
+
+    def __getattr__(self, name: str):
+        return getattr(self.__wrapped__, name)
+
+
+_diversions: dict[str, _Diversion] = {}  # by the name of the executing module
 _lock = ForkSafeRLock()
-_interpreters = None  # the __import__ that diverting replaced, while diverting
+_interpreters = None  # the __import__ that diverting replaced
+_installed = False  # whether builtins.__import__ reaches _import
 
 
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
-    found = _provided.get(id(globals))
-    if found is not None and found[0] is globals and level == 0:
-        provided = found[1]
+    diversion = _diversion_of(globals) if _diversions else None
+    if diversion is not None and level == 0:
         top = name.partition(".")[0]
-        if name in provided and (fromlist or top in provided):
-            return provided[name] if fromlist else provided[top]
-    return _interpreters(name, globals, locals, fromlist, level)
+        if name in diversion.modules and (fromlist or top in diversion.modules):
+            return diversion.modules[name if fromlist else top]
+    imported = _interpreters(name, globals, locals, fromlist, level)
+    if diversion is not None:
+        view = diversion.views.get(id(imported))
+        if view is not None and view.__wrapped__ is imported:
+            return view
+    return imported
 
 
-def provide(to: ModuleType, name: str, module: object) -> None:
-    """Have the import statements of ``to`` get ``module`` for ``name`` until :func:`withdraw`."""
-    global _interpreters
-    namespace = vars(to)
-    with _lock:
-        _provided.setdefault(id(namespace), (namespace, {}))[1][name] = module
-        if _interpreters is None:
-            _interpreters, builtins.__import__ = builtins.__import__, _import
+def _diversion_of(globals: object) -> _Diversion | None:
+    """The diversion for the module whose namespace ``globals`` is, if it belongs to an executing one."""
+    importer = globals.get("__name__") if isinstance(globals, dict) else None
+    if not isinstance(importer, str):
+        return None
+    for executing, diversion in list(_diversions.items()):
+        if importer == executing or (diversion.package and importer.startswith(executing + ".")):
+            return diversion
+    return None
 
 
-def withdraw(to: ModuleType, name: str, module: object) -> None:
-    """Stop providing ``module`` as ``name`` to ``to``; stop diverting once nothing is provided.
+def _diverting(to: _ModuleType) -> _Diversion:
+    """The diversion for ``to``, diverting ``__import__`` from now on; the lock is held."""
+    global _interpreters, _installed
+    diversion = _diversions.setdefault(to.__name__, _Diversion(hasattr(to, "__path__")))
+    if not _installed:
+        _interpreters, builtins.__import__, _installed = builtins.__import__, _import, True
+    return diversion
+
+
+def _forget(to: _ModuleType, diversion: _Diversion) -> None:
+    """Drop an empty diversion, and stop diverting once there is none; the lock is held.
 
     Another ``__import__`` put in place since stays, and keeps calling this
-    one, which then calls the interpreter's.
+    one, which then calls the interpreter's.  A thread already in this one
+    still finds the interpreter's.
     """
-    global _interpreters
-    namespace = vars(to)
+    global _installed
+    if diversion.modules or diversion.views or _diversions.get(to.__name__) is not diversion:
+        return
+    del _diversions[to.__name__]
+    if not _diversions and builtins.__import__ is _import:
+        builtins.__import__, _installed = _interpreters, False
+
+
+def provide(to: _ModuleType, name: str, module: object) -> None:
+    """Have the import statements of ``to`` get ``module`` for ``name`` until :func:`withdraw`."""
     with _lock:
-        found = _provided.get(id(namespace))
-        if found is None or found[1].get(name) is not module:
+        _diverting(to).modules[name] = module
+
+
+def withdraw(to: _ModuleType, name: str, module: object) -> None:
+    """Stop providing ``module`` as ``name`` to ``to``."""
+    with _lock:
+        diversion = _diversions.get(to.__name__)
+        if diversion is not None and diversion.modules.get(name) is module:
+            del diversion.modules[name]
+            _forget(to, diversion)
+
+
+def lend(to: _ModuleType, shared: _ModuleType, name: str, value: object) -> None:
+    """Have the import statements of ``to`` get ``shared`` holding ``name`` as ``value`` until :func:`take_back`."""
+    with _lock:
+        views = _diverting(to).views
+        view = views.get(id(shared))
+        if view is None or view.__wrapped__ is not shared:
+            view = views[id(shared)] = _View(shared)
+        setattr(view, name, value)
+
+
+def take_back(to: _ModuleType, shared: _ModuleType, name: str, value: object) -> None:
+    """Stop lending ``name`` of ``shared`` to ``to``; once nothing of it is lent, its modules hold ``shared`` again."""
+    with _lock:
+        diversion = _diversions.get(to.__name__)
+        view = diversion.views.get(id(shared)) if diversion is not None else None
+        if view is None or view.__dict__.get(name) is not value:
             return
-        del found[1][name]
-        if not found[1]:
-            del _provided[id(namespace)]
-        if not _provided and builtins.__import__ is _import:
-            builtins.__import__, _interpreters = _interpreters, None
+        del view.__dict__[name]
+        if set(view.__dict__) - {"__name__", "__doc__", "__wrapped__"}:
+            return
+        del diversion.views[id(shared)]
+        _forget(to, diversion)
+    _rebind(to.__name__, view, shared)
+
+
+def _rebind(package: str, view: _View, shared: _ModuleType) -> None:
+    """Bind the globals of ``package``'s modules that hold ``view`` to ``shared``; a module that resists is left."""
+    namespace = _ModuleType.__dict__["__dict__"].__get__
+    for name, module in list(sys.modules.items()):
+        if not (isinstance(name, str) and (name == package or name.startswith(package + "."))):
+            continue
+        try:
+            globals = namespace(module)
+            for key, value in list(globals.items()):
+                if value is view:
+                    globals[key] = shared
+        except Exception:
+            continue
