@@ -311,7 +311,7 @@ class Registry:
                     if self[id].before is not None and self[id].apply is None:
                         self._settle_unprepared(id, outcome, listings)
                         continue
-                    own = self[id].module
+                    own = module_of(self[id])
                     if own is not None and own != name:
                         outcome.waits_for = own
                         modules.append(own)
@@ -516,6 +516,37 @@ def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
     if not parts:
         return reason
     return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
+
+
+def module_of(patch: Patch) -> str | None:
+    """The name of the module ``patch`` changes in this install (``Patch.module``), found importing nothing.
+
+    Of several names, the first that the imported release has; the last where none is found.
+    """
+    if patch.module is None or isinstance(patch.module, str):
+        return patch.module
+    *earlier, last = patch.module
+    return next((name for name in earlier if _found_under_imported(name)), last)
+
+
+def _found_under_imported(name: str) -> bool:
+    """Whether module ``name`` is imported, or found on the path of its nearest imported package."""
+    from importlib.machinery import PathFinder
+
+    parts = name.split(".")
+    imported = next((end for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in sys.modules), 0)
+    if imported == 0:
+        return False
+    path = getattr(sys.modules[".".join(parts[:imported])], "__path__", None)
+    try:
+        for end in range(imported + 1, len(parts) + 1):
+            spec = PathFinder.find_spec(".".join(parts[:end]), list(path)) if path is not None else None
+            if spec is None:
+                return False
+            path = spec.submodule_search_locations
+    except Exception:
+        return False
+    return True
 
 
 def _each(calls: Iterable[Callable[[], None]]) -> str:
