@@ -138,6 +138,7 @@ class PostImportHooks:
         self._preparations: dict[str, list[Preparation]] = {}
         self._executions: dict[str, int] = {}
         self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
+        self._executing: set[str] = set()
         self._lock = ForkSafeRLock()
         self._finding = _local()
 
@@ -181,8 +182,8 @@ class PostImportHooks:
         was found without this finder, so no loader of its will call back: this
         waits for it to end and then calls back.  An import begun since calls back
         through its loader too, so a callback must bear two calls for one module.
-        One that this very thread is executing (its import led here) is called
-        back for as :meth:`call_back_for_missed` says.
+        One that this very thread is executing (its import led here) calls back at
+        the first import of anything after it has finished.
         """
         _wait_for_import(name)
         with self._lock:
@@ -190,16 +191,20 @@ class PostImportHooks:
             if not is_imported(name):
                 if _is_unloaded_lazy(module):
                     self._notify_when_loaded(module)
+                elif module is not None:
+                    self._executing.add(name)
                 return
             self._called_back[name] = module
         callback(name, module)
 
     def call_back_for_missed(self) -> None:
-        """Call back for the watched modules imported since without this finder's loader; run at every import.
+        """Call back for the watched modules imported since without this finder's loader.
 
         Another finder ahead of this one can load a module itself
-        (``typeguard.install_import_hook`` does), and a module that this very
-        thread was executing when it was watched ends after the watch began.
+        (``typeguard.install_import_hook`` does).  Never called from
+        :meth:`find_spec`: the interpreter calls finders holding its global
+        import lock, and a callback waits for the registry's lock, which a
+        thread holds while it imports a patch module.
         """
         missed = [name for name in list(self._callbacks) if sys.modules.get(name) is not self._called_back.get(name)]
         for name in missed:
@@ -225,6 +230,7 @@ class PostImportHooks:
             if not callbacks:
                 self._callbacks.pop(name, None)
                 self._called_back.pop(name, None)
+                self._executing.discard(name)
             self._leave_if_idle()
 
     def forget_preparation(self, name: str, preparation: Preparation) -> None:
@@ -242,10 +248,8 @@ class PostImportHooks:
             sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path=None, target=None):
-        try:
-            self.call_back_for_missed()
-        except Exception:
-            pass  # strict mode's error, reported already: the import of something else must not fail for it
+        if self._executing:
+            self._call_back_for_finished()
         watched = fullname in self._callbacks or fullname in self._preparations
         if not watched or fullname in self._names_being_found():
             return None
@@ -300,6 +304,14 @@ class PostImportHooks:
     def executions(self, name: str) -> int:
         """How many times a loader executed module ``name`` under this finder: a reload counts again."""
         return self._executions.get(name, 0)
+
+    def _call_back_for_finished(self) -> None:
+        """Call back for the watched modules that were executing when first watched and have finished since."""
+        with self._lock:
+            finished = [name for name in self._executing if is_imported(name)]
+            self._executing.difference_update(finished)
+        for name in finished:
+            self._executed(name)
 
     def _loaded(self, name: str) -> None:
         with self._lock:

@@ -178,7 +178,6 @@ class FindsItsOwn:
 LOOKS = {
     "status": lambda registry: registry.status(),
     "patch": lambda registry: registry.patch(),
-    "the next import": lambda registry: importlib.util.find_spec("synthlib_not_there"),
 }
 
 
