@@ -273,7 +273,7 @@ class Registry:
         def withdraw() -> None:
             stuck = _each(journal.withdraw for journal in journals)
             if stuck:
-                report.warn(f"gpushim could not withdraw what it lent while {name} executed ({stuck})")
+                report.warn(f"gpushim could not withdraw what it provided or lent while {name} executed ({stuck})")
 
         for message in failures:
             report.warn(message)
@@ -537,8 +537,8 @@ def _found_under_imported(name: str) -> bool:
     imported = next((end for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in sys.modules), 0)
     if imported == 0:
         return False
-    path = getattr(sys.modules[".".join(parts[:imported])], "__path__", None)
     try:
+        path = getattr(sys.modules[".".join(parts[:imported])], "__path__", None)
         for end in range(imported + 1, len(parts) + 1):
             spec = PathFinder.find_spec(".".join(parts[:end]), list(path)) if path is not None else None
             if spec is None:
