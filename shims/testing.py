@@ -197,7 +197,9 @@ class Contract:
                 importlib.import_module(library)
             finally:
                 gpushim.unpatch()
-        return importlib.import_module(gpushim.registry()[id].module or library)
+        from .engine import module_of
+
+        return importlib.import_module(module_of(gpushim.registry()[id]) or library)
 
     @staticmethod
     def skip_if_only_before(id: str) -> None:

@@ -8,6 +8,7 @@ directory.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import textwrap
 
@@ -33,6 +34,14 @@ def test_effective_every_dot_product_is_exact_with_gpushim(name):
     columns, length = DOTS[name][2:4]
     with applied(patch):
         assert tiled_dot(*DOTS[name]) == exact(columns, length)
+
+
+@GATE.affected_only
+def test_effective_for_code_that_imports_only_the_module_defining_tiled_dot():
+    """From 1.10 that is the private ``warp._src.optim.linear``, which ``warp.optim.linear`` re-exports."""
+    defining = "warp._src.optim.linear" if importlib.util.find_spec("warp._src") else "warp.optim.linear"
+    finished = run_python(f"import gpushim.auto, gpushim, {defining}\nprint(gpushim.record({patch.id!r}).state)")
+    assert finished.stdout.split() == ["applied"], finished.stderr[-3000:]
 
 
 @GATE.affected_only
