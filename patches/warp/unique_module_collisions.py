@@ -47,15 +47,18 @@ Not backported.  1ff6807ef's other half: an ordinary module's hash (the
 kernel cache's key) still sees a deferred ``wp.static()`` expression's last
 value only.  1.12.0's verbose-mode messages.
 
-The probe.  A factory's two kernels over ``[100, 200]`` and ``[999, 888]``
-with ``wp.static(values[i])``, launched on the CPU, must write their own
-values.
+The probe.  One factory declares kernels over ``[100, 200]`` and ``[999,
+888]`` with ``wp.static(values[i])``, and another generic kernels calling
+two captured ``@wp.func``: each pair must be two kernels.  Nothing is built
+or launched; the corpus of the tests launches them.  A release whose
+``wp.kernel`` has no ``module`` (before 1.7) has no unique modules.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from typing import Any  # the probe's generic kernel: its string annotations are read in this module
 
 from gpushim import Patch, expect
 
@@ -124,32 +127,40 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """Two kernels of one unique factory, over [100, 200] and [999, 888] with ``wp.static(values[i])``."""
+    """A unique factory's kernels over [100, 200] and [999, 888], and over two callees, are two kernels each."""
+    import inspect
+
     import warp
 
-    warp.config.quiet = True
-    warp.init()
-    outcomes = [_launched(_deferred_static_kernel(values), 2) for values in ([100, 200], [999, 888])]
-    if outcomes != [[100, 200], [999, 888]]:
-        return f"a unique factory's kernels over [100, 200] and [999, 888] write {outcomes}"
-    return None
+    if "module" not in inspect.signature(warp.kernel).parameters:
+        return None
 
-
-def _deferred_static_kernel(values):
-    import warp
-
-    @warp.kernel(module="unique", enable_backward=False)
-    def deferred_static(out: warp.array(dtype=int)):
-        if warp.tid() == 0:
+    def deferred_static(values):
+        @warp.kernel(module="unique", enable_backward=False)
+        def unrolled(out: warp.array(dtype=int)):
             for i in range(warp.static(len(values))):
                 out[i] = warp.static(values[i])
 
-    return deferred_static
+        return unrolled
 
+    @warp.func
+    def plus_one(x: float):
+        return x + 1.0
 
-def _launched(kernel, size):
-    import warp
+    @warp.func
+    def times_ten(x: float):
+        return x * 10.0
 
-    out = warp.zeros(size, dtype=int, device="cpu")
-    warp.launch(kernel, dim=1, inputs=[out], device="cpu")
-    return out.numpy().tolist()
+    def generic_closure(f):
+        @warp.kernel(module="unique")
+        def generic_calling(out: warp.array(dtype=Any)):
+            out[warp.tid()] = f(2.0)
+
+        return generic_calling
+
+    warp.config.quiet = True
+    if deferred_static([100, 200]) is deferred_static([999, 888]):
+        return "a unique factory's kernels over [100, 200] and [999, 888] with wp.static(values[i]) are one kernel"
+    if generic_closure(plus_one) is generic_closure(times_ten):
+        return "a unique factory's generic kernels calling two captured @wp.func are one kernel"
+    return None
