@@ -31,17 +31,20 @@ Any other ``module`` goes to the release untouched.  For ``"unique"`` the
 wrapper makes the fresh module the release would make, ``Module(f.__name__,
 None)``, and hands it to the release as an explicit module, which creates and
 registers the kernel without naming or reusing anything; the wrapper then
-names and reuses as 1.12.0 does: the module's hash from
-``Module.get_module_hash()``, which builds the module once where it has
-deferred ``wp.static()`` expressions; for a kernel with such expressions,
-that hash salted with the module's generated CPU source, which holds every
-iteration's value (where 1.12.0 hashes each value); for a generic kernel
-without overloads, salted with the kernel's key and its adjoint's hash as in
-1.12.0.  An existing module of the same name gives back its kernel (rebuilt
-if a failed build marked it to be skipped), as in the release.  The module
-names, and with them the kernel cache's directories, differ from unpatched
-builds wherever the release collided, and for kernels with deferred
-expressions; the code inside is the release's.
+names and reuses as 1.12.0 does.  The name hashes the module as
+``Module.get_module_hash()`` does, which builds the module once where it has
+deferred ``wp.static()`` expressions; every value those take in that build
+(each loop iteration's) is hashed too, as 1.12.0 hashes them: a function by
+its content, anything else by its bytes.  To hear them,
+``Adjoint.evaluate_static_expression`` is wrapped as well; it passes every
+evaluation on unchanged, and notes its code and value only inside that
+build, on the thread that asked for it.  A generic kernel without overloads
+salts the name with its key and its adjoint's hash, as in 1.12.0.  An
+existing module of the same name gives back its kernel (rebuilt if a failed
+build marked it to be skipped), as in the release.  The module names, and
+with them the kernel cache's directories, differ from unpatched builds
+wherever the release collided and for kernels with deferred expressions;
+the code inside is the release's.
 
 Not backported.  1ff6807ef's other half: an ordinary module's hash (the
 kernel cache's key) still sees a deferred ``wp.static()`` expression's last
@@ -58,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from typing import Any  # the probe's generic kernel: its string annotations are read in this module
 
 from gpushim import Patch, expect
@@ -72,21 +76,44 @@ patch = Patch(
 )
 
 
+_HEARD = threading.local()  # .values: the (code, value) of each evaluation, while a unique kernel's build listens
+
+
+def _evaluate_static_expression(wrapped, instance, args, kwargs):
+    value, code = wrapped(*args, **kwargs)
+    heard = getattr(_HEARD, "values", None)
+    if heard is not None:
+        heard.append((code, value))
+    return value, code
+
+
+def _content_hash(context, kernel):
+    """The hash a unique kernel's module is named by: 1.12.0's, whatever the release hashes."""
+    module = kernel.module
+    _HEARD.values = []
+    try:
+        digest = hashlib.sha256(module.get_module_hash())
+    finally:
+        deferred = _HEARD.__dict__.pop("values")
+    hasher = context.ModuleHasher(module)
+    for code, value in deferred:
+        digest.update(code.encode())
+        digest.update(
+            hasher.hash_function(value) if isinstance(value, context.Function) else hasher.get_constant_bytes(value)
+        )
+    if kernel.is_generic and not kernel.overloads:
+        digest.update(kernel.key.encode())
+        digest.update(hasher.hash_adjoint(kernel.adj))
+    return digest.hexdigest()
+
+
 def _unique(context):
     """Name a unique kernel's module by its content, and reuse the kernel of an existing module of that name."""
 
     def named(kernel):
         module = kernel.module
-        digest = module.get_module_hash()
-        if kernel.adj.has_unresolved_static_expressions:
-            options = {**module.options, "output_arch": None}
-            source = context.ModuleBuilder(module, options).codegen("cpu")
-            digest = hashlib.sha256(digest + source.encode()).digest()
-        if kernel.is_generic and not kernel.overloads:
-            adjoint = context.ModuleHasher(module).hash_adjoint(kernel.adj)
-            digest = hashlib.sha256(digest + kernel.key.encode() + adjoint).digest()
         kernel.is_unique_module = True
-        module.name = f"{kernel.key}_{digest.hex()[:8]}"
+        module.name = f"{kernel.key}_{_content_hash(context, kernel)[:8]}"
         existing = context.user_modules.get(module.name)
         if existing is None:
             context.user_modules[module.name] = module
@@ -117,11 +144,15 @@ def _apply(warp, journal):
     import importlib
 
     context = importlib.import_module("warp._src.context")
-    for name in ("Module", "ModuleBuilder", "ModuleHasher"):
+    codegen = importlib.import_module("warp._src.codegen")
+    for name in ("Module", "ModuleHasher", "Function"):
         expect(context, name, type)
-    expect(context, "Module.get_module_hash", callable)
-    expect(context, "ModuleHasher.hash_adjoint", callable)
+    for name in ("Module.get_module_hash", "ModuleHasher.hash_adjoint", "ModuleHasher.hash_function"):
+        expect(context, name, callable)
+    expect(context, "ModuleHasher.get_constant_bytes", callable)
     expect(context, "user_modules", dict)
+    expect(codegen, "Adjoint.evaluate_static_expression", callable)
+    journal.wrap(codegen.Adjoint, "evaluate_static_expression", _evaluate_static_expression)
     journal.wrap((warp, context), "kernel", _unique(context))
 
 

@@ -38,6 +38,21 @@ def deferred_static(values):
     return unrolled
 
 
+def deferred_static_through_a_helper(values):
+    """A factory that also makes a ``@wp.func`` of its own: a new function, with a new native name, per call."""
+
+    @warp.func
+    def doubled(x: int):
+        return 2 * x
+
+    @warp.kernel(module="unique", enable_backward=False)
+    def unrolled_through_helper(out: warp.array(dtype=int)):
+        for i in range(warp.static(len(values))):
+            out[i] = doubled(warp.static(values[i]))
+
+    return unrolled_through_helper
+
+
 @warp.func
 def plus_one(x: float):
     return x + 1.0
@@ -86,6 +101,12 @@ def run_corpus() -> dict:
         "the same values give one kernel": deferred_static([100, 200]) is deferred_static([100, 200]),
         "other values give other kernels": deferred_static([4, 5]) is not deferred_static([6, 5]),
         "another length gives another kernel": deferred_static([4, 5]) is not deferred_static([4, 5, 6]),
+        "the same values through a new helper give one kernel": (
+            deferred_static_through_a_helper([1, 2]) is deferred_static_through_a_helper([1, 2])
+        ),
+        "other values through a new helper give other kernels": (
+            deferred_static_through_a_helper([1, 2]) is not deferred_static_through_a_helper([3, 2])
+        ),
         "the same callee gives one generic kernel": generic_closure(times_ten) is generic_closure(times_ten),
         "captured values give other kernels": captured_value(2.0) is not captured_value(3.0),
         "the same captured value gives one kernel": captured_value(2.0) is captured_value(2.0),
