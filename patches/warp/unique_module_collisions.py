@@ -23,8 +23,8 @@ name hashes the module after resolving deferred ``wp.static()`` expressions)
 and NVIDIA/warp@1ff6807ef (every loop iteration's value is hashed, not the
 last one's), and GH-1231, fixed by NVIDIA/warp@6148820fd (a generic kernel
 without overloads salts the name with its adjoint's hash, which covers the
-functions it refers to); all in 1.12.0.  The reuse came with NVIDIA/warp@437095e85
-(GH-995), in 1.10.1 and 1.11.0.
+functions it refers to); all in 1.12.0.  The reuse came with GH-995:
+NVIDIA/warp@437095e85 in 1.11.0, backported to 1.10.1 as NVIDIA/warp@bec69589f.
 
 How the fix works.  ``warp.kernel`` (``warp._src.context.kernel``) is wrapped.
 Any other ``module`` goes to the release untouched.  For ``"unique"`` the
