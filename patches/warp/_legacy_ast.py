@@ -50,5 +50,8 @@ class _View(ModuleType):
     def __getattr__(self, name: str) -> object:
         return getattr(self.__wrapped__, name)
 
+    def __repr__(self) -> str:
+        return f"<ast with the names Python 3.14 removed, as gpushim shows it to Warp: {self.__wrapped__!r}>"
+
 
 LEGACY_AST = _View()
