@@ -4,8 +4,9 @@
 subclasses of ``ast.Constant`` that no parser makes; ``isinstance`` asks the
 type of a constant's value, as 3.8 to 3.13 did (a ``bool`` is a
 ``NameConstant``, never a ``Num``).  :data:`LEGACY_AST` is a view of ``ast``
-that holds them and reads every other name through (``__wrapped__`` is ``ast``), given to one Warp
-module's namespace alone: the ``ast`` module itself is never changed.
+that holds them and reads every other name through (``__wrapped__`` is
+``ast``), bound in the namespace of the Warp modules that read them alone:
+the view never changes ``ast`` itself.
 """
 
 from __future__ import annotations
