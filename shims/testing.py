@@ -99,12 +99,26 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
     if patch.python is not None:
         conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
-    if any(importlib.util.find_spec(name) is not None for name in patch.missing):
-        return NOT_AFFECTED
+    for name in patch.missing:
+        module, _, path = name.partition(":")
+        if _in_namespaces(module, path) if path else importlib.util.find_spec(name) is not None:
+            return NOT_AFFECTED
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
     return APPLIED if inside else NOT_AFFECTED
+
+
+def _in_namespaces(module: str, path: str) -> bool:
+    """Whether each name of dotted ``path`` is in the namespace of what the one before names, or of its type's MRO."""
+    owner = importlib.import_module(module)
+    for name in path.split("."):
+        spaces = owner.__mro__ if isinstance(owner, type) else (owner, *type(owner).__mro__)
+        found = [vars(space)[name] for space in spaces if name in vars(space)]
+        if not found:
+            return False
+        owner = found[0]
+    return True
 
 
 def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
