@@ -121,6 +121,17 @@ def _in_namespaces(module: str, path: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=None)
+def expected_states(ids: tuple[str, ...], distribution: str | None = None) -> dict[str, str]:
+    """The checked patches (``ids``, else :func:`installed_ids`) and the state each must reach.
+
+    Every check of every patch needs them: they are derived once per process,
+    from one read of the installed distributions, as the probes are asked once.
+    """
+    installed = installed_versions()
+    return {id: expected_state(id, installed) for id in ids or installed_ids(distribution)}
+
+
 def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
     """What each probe returned and its patch's state, asked in ``mode`` (see :func:`judged`).
 
@@ -170,8 +181,12 @@ class Contract:
     ids: tuple[str, ...] = ()
     distribution: str | None = None
 
+    def checked(self) -> dict[str, str]:
+        """The checked patches, each with the state it must reach (see :func:`expected_states`)."""
+        return expected_states(tuple(self.ids), self.distribution)
+
     def checked_ids(self) -> tuple[str, ...]:
-        return tuple(self.ids) or tuple(installed_ids(self.distribution))
+        return tuple(self.checked())
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "id" in metafunc.fixturenames:
@@ -193,7 +208,7 @@ class Contract:
 
     @pytest.fixture
     def expected(self, id: str) -> str:
-        return expected_state(id)
+        return self.checked()[id]
 
     @pytest.fixture
     def target(self, id: str):
@@ -262,9 +277,8 @@ class Contract:
 
         if not runs_without_gpushim(id):
             return (id,)
-        return tuple(
-            other for other in self.checked_ids() if expected_state(other) == APPLIED and runs_without_gpushim(other)
-        )
+        checked = self.checked().items()
+        return tuple(other for other, state in checked if state == APPLIED and runs_without_gpushim(other))
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         gpushim.patch(id)
