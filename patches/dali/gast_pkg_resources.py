@@ -43,9 +43,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gpushim import Patch
+from gpushim import Patch, expect_lines
 
-from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug, expect_source
+from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug
 
 patch = Patch(
     id="dali.gast_pkg_resources",
@@ -83,7 +83,7 @@ def get_distribution(name: str) -> _Distribution:
 
 @patch.preparer
 def _prepare(gast_util, journal):
-    expect_source(
+    expect_lines(
         gast_util,
         "import pkg_resources",
         'return pkg_resources.get_distribution("gast").version',
