@@ -51,7 +51,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from gpushim import Patch, expect, expect_same
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",

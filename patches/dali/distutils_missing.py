@@ -52,8 +52,7 @@ import re
 from types import ModuleType
 
 from gpushim import Patch, expect_lines
-
-from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug
+from gpushim.patches.dali._before_gast_util import GAST_UTIL, conditional_pipeline_bug
 
 patch = Patch(
     id="dali.distutils_missing",
