@@ -6,10 +6,7 @@ from __future__ import annotations
 import importlib
 import textwrap
 
-from tests.engine.adversary import (
-    adversary_site,
-    run_program,
-)
+from tests.engine.adversary import adversary_site, run_program
 from tests.engine.synthetic import make_patch, registry_for, state_of
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine.adversary import (
-    TARGET,
-    adversary_site,
-    run_program,
-)
+from tests.engine.adversary import TARGET, adversary_site, run_program
 
 CONCURRENT = """
 import random, sys, threading, time
