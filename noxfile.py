@@ -65,7 +65,13 @@ ENGINE_RUNS = [
 # tests/plugins: patches from other distributions) are most of an engine session's time.  They run with
 # wrapt 1.x on the oldest Python and with 2.x from nox's own on, over the import system's latest changes;
 # the other runs leave them out.
-PER_CASE_INTERPRETERS = ["tests/engine/test_adversarial.py", "tests/engine/test_pytest_plugin.py"]
+PER_CASE_INTERPRETERS = [
+    "tests/engine/test_hostile_environments.py",
+    "tests/engine/test_pickling_patched.py",
+    "tests/engine/test_program_changes.py",
+    "tests/engine/test_pytest_plugin.py",
+    "tests/engine/test_threads.py",
+]
 EVERY_SUITE_RUNS = [
     (python, wrapt)
     for python, wrapt in ENGINE_RUNS

@@ -10,6 +10,7 @@ that gate and cannot leave a new patch unchecked.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -115,8 +116,30 @@ def load_cells() -> dict[str, dict]:
     }
 
 
+@functools.lru_cache(maxsize=None)
 def load_references() -> dict[str, str]:
-    """For each patch id, the ``distribution-version`` whose outcomes its patched releases must equal."""
+    """For each patch id, the ``distribution-version`` whose outcomes its patched releases must equal.
+
+    That is its ``fixed_in`` as released by its library's first distribution
+    (the one the cells install), unless the library's ``[references]`` names
+    another: a drift fix's own release in the environment it was built for, or
+    a later fixed release where the first has no cell.  A patch with neither has none.
+    The patches are read from gpushim as installed, so only a session that installs it may ask.
+    """
+    from gpushim.catalogue import discover
+
+    derived = {
+        id: f"{library.distributions[0]}-{patch.fixed_in}"
+        for library in discover("gpushim.patches")
+        for id in library.ids
+        for patch in [library.load(id)]
+        if patch.fixed_in is not None
+    }
+    return {**derived, **stated_references()}
+
+
+def stated_references() -> dict[str, str]:
+    """The references the libraries' ``[references]`` state, each where it is not the patch's ``fixed_in``."""
     return {id: release for library in _libraries() for id, release in library.get("references", {}).items()}
 
 

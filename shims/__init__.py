@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has
 if TYPE_CHECKING:
     from .engine import Registry
     from .journal import Journal, PatchedProperty
-    from .shape import Parameters, expect
+    from .shape import Parameters, expect, expect_lines, expect_reads, expect_same
     from .states import Record
 
 __version__ = "0.3.0"
@@ -37,6 +37,9 @@ __all__ = [
     "ProbeCannotRun",
     "TargetMismatch",
     "expect",
+    "expect_lines",
+    "expect_reads",
+    "expect_same",
     "patch",
     "record",
     "registry",
@@ -52,7 +55,15 @@ _making_registry = globals().get("_making_registry") or ForkSafeRLock()  # one r
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps
 # ``import gpushim.auto`` within its budget.
-_KIT = {"Journal": "journal", "PatchedProperty": "journal", "Parameters": "shape", "expect": "shape"}
+_KIT = {
+    "Journal": "journal",
+    "PatchedProperty": "journal",
+    "Parameters": "shape",
+    "expect": "shape",
+    "expect_lines": "shape",
+    "expect_reads": "shape",
+    "expect_same": "shape",
+}
 
 
 def __getattr__(name: str):

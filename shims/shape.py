@@ -99,6 +99,59 @@ def expect(owner: object, path: str, kind: Kind = None, *, own: bool = False) ->
     return found
 
 
+def expect_same(found: object, expected: object, found_as: str, expected_as: str) -> None:
+    """Raise TargetMismatch unless ``found`` is the object ``expected``, each named as messages say it.
+
+    A patch that replaces one binding checks that the others it leaves
+    alone are the same object (a dispatch table's entry and the method it
+    holds, a module's ``numpy`` and NumPy): ``Adjoint.node_visitors[ast.Name]
+    is not Adjoint.emit_Name``.
+    """
+    if found is not expected:
+        raise TargetMismatch(f"{found_as} is not {expected_as}")
+
+
+def expect_reads(function: object, *names: str) -> None:
+    """Raise TargetMismatch unless the code of ``function`` reads each of ``names`` (its ``co_names``).
+
+    A patch whose fix relies on what a function looks up (a global it
+    replaces, an attribute it sets) checks that it still does:
+    ``warp.types.array.__init__ does not read _ref``.
+    """
+    code = getattr(function, "__code__", None)
+    if code is None:
+        raise TargetMismatch(f"{name_of(function)} has no code to read")
+    missing = [name for name in names if name not in code.co_names]
+    if missing:
+        raise TargetMismatch(f"{name_of(function)} does not read {', '.join(missing)}")
+
+
+def expect_lines(target: object, *lines: str) -> None:
+    """Raise TargetMismatch unless the source of ``target`` has each of ``lines``, compared stripped.
+
+    ``target`` is a function or class, or a module, whose source is read
+    from its loader, so that a module about to execute can be checked
+    before a patch prepares it: ``nvidia.dali._autograph.pyct.gast_util has
+    no line 'import pkg_resources'``.
+    """
+    try:
+        source = _source_of(target)
+    except Exception as error:
+        raise TargetMismatch(f"the source of {name_of(target)} cannot be read: {error}") from None
+    found = {line.strip() for line in (source or "").splitlines()}
+    for line in lines:
+        if line not in found:
+            raise TargetMismatch(f"{name_of(target)} has no line {line!r}")
+
+
+def _source_of(target: object) -> Optional[str]:
+    import inspect
+
+    if inspect.ismodule(target):
+        return target.__spec__.loader.get_source(target.__name__)  # pyright: ignore[reportOptionalMemberAccess]
+    return inspect.getsource(target)  # pyright: ignore[reportArgumentType]
+
+
 class Parameters:
     """The parameters a patch expects a callable of its target to take, in order, with their defaults.
 

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import gpushim
 from gpushim import Patch
@@ -114,27 +115,31 @@ def run_python(
 
 
 ROOT = Path(__file__).resolve().parents[1]
+ANSWER = "@@answer "  # what the fresh interpreter's answer follows, on a line of its own, whatever else it prints
+
+
+def answer_in_fresh_python(code: str, answer: str, env: dict[str, str] | None = None) -> Any:
+    """Run ``code`` in a fresh interpreter (as :func:`run_python`, with the repository's ``tests`` importable), then
+    evaluate the expression ``answer`` there: its value, read back as JSON.  The interpreter must exit cleanly."""
+    script = "\n".join(
+        [
+            f"import sys; sys.path.insert(0, {str(ROOT)!r})",
+            code,
+            "import json",
+            f"print({ANSWER!r} + json.dumps({answer}), flush=True)",
+        ]
+    )
+    finished = run_python(script, env)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    line = next(line for line in reversed(finished.stdout.splitlines()) if line.startswith(ANSWER))
+    return json.loads(line[len(ANSWER) :])
 
 
 def corpus_in_fresh_python(module: str, patch: Patch, prelude: str) -> tuple[object, str]:
     """``run_corpus()`` of test module ``module`` in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
-    code = "\n".join(
-        [
-            "import sys, json",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            prelude,
-            f"from {module} import run_corpus",
-            "outcomes = run_corpus()",
-            "import gpushim",
-            f"state = gpushim.record({patch.id!r})['state']",
-            "print('@@outcomes', json.dumps(outcomes))",
-            "print('@@state', state)",
-        ]
-    )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
-    return json.loads(lines["@@outcomes"]), lines["@@state"]
+    code = f"{prelude}\nfrom {module} import run_corpus\noutcomes = run_corpus()\nimport gpushim"
+    outcomes, state = answer_in_fresh_python(code, f"[outcomes, gpushim.record({patch.id!r})['state']]")
+    return outcomes, state
 
 
 def record_corpus(patch: Patch, run) -> object:

@@ -49,7 +49,7 @@ no such bug.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.asarray_blocking",

@@ -38,7 +38,7 @@ never compiled: the CUDA source must hold no bare ``inf`` or ``nan``.
 from __future__ import annotations
 
 from gpushim import Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_inf_nan",

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gpushim import Patch, TargetMismatch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim import Patch, expect, expect_same
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",
@@ -113,8 +113,7 @@ def _apply(cupy, journal):
     import numpy
 
     fusion = importlib.import_module("cupy._core.fusion")
-    if getattr(fusion, "numpy", None) is not numpy:
-        raise TargetMismatch("cupy._core.fusion.numpy is not the NumPy module")
+    expect_same(getattr(fusion, "numpy", None), numpy, "cupy._core.fusion.numpy", "the NumPy module")
     expect(fusion, "_FusionHistory.call_ufunc", callable)
     journal.replace(fusion, "numpy", _NumPyForFusion(numpy))
 

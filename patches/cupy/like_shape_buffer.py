@@ -50,7 +50,7 @@ nobody touches; with one, CuPy's own allocator.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, TargetMismatch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.like_shape_buffer",

@@ -79,7 +79,7 @@ contract counts as the bug showing.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_same
 
 patch = Patch(
     id="cupy.numpy2_removed_names",
@@ -248,8 +248,9 @@ def _give_the_view(cupy, journal):
 
     modules = [importlib.import_module(name) for name in _CALL_TIME_READERS]
     for module in modules:
-        if expect(module, "numpy", type(numpy), own=True) is not numpy:
-            raise TargetMismatch(f"{module.__name__}.numpy is not the numpy module")
+        expect_same(
+            expect(module, "numpy", type(numpy), own=True), numpy, f"{module.__name__}.numpy", "the numpy module"
+        )
     view = _view_of(numpy)
     for module in modules:
         journal.replace(module, "numpy", view)

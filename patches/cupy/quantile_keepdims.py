@@ -40,7 +40,7 @@ the driver.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.quantile_keepdims",

@@ -54,7 +54,7 @@ give ``[3, 6]``.
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, expect, expect_same
 from gpushim.patches.warp._codegen import evaluated_once, key_builds_apart
 
 patch = Patch(
@@ -91,8 +91,12 @@ def _apply(warp, journal):
     adjoint = codegen.Adjoint
     _EMIT_AUGASSIGN.check(adjoint.emit_AugAssign)
     emit_original = vars(adjoint).get("emit_AugAssign")
-    if adjoint.node_visitors.get(ast.AugAssign) is not emit_original:
-        raise TargetMismatch("Adjoint.node_visitors[ast.AugAssign] is not Adjoint.emit_AugAssign")
+    expect_same(
+        adjoint.node_visitors.get(ast.AugAssign),
+        emit_original,
+        "Adjoint.node_visitors[ast.AugAssign]",
+        "Adjoint.emit_AugAssign",
+    )
 
     strip_reference, is_array = codegen.strip_reference, codegen.is_array
     composite = (codegen.type_is_vector, codegen.type_is_quaternion, codegen.type_is_matrix)

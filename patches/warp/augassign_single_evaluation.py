@@ -53,7 +53,7 @@ where ``counted`` adds 1 to ``c[0]``: ``c[0]`` must be 1.
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, expect, expect_same
 from gpushim.patches.warp._codegen import codegen_and_context, evaluated_once, holds_call, key_builds_apart
 
 patch = Patch(
@@ -99,8 +99,12 @@ def _apply(warp, journal):
     for path in ("ModuleHasher.hash_adjoint", "Module.mark_modified", "user_modules"):
         expect(context, path)
     _EMIT_AUGASSIGN.check(adjoint.emit_AugAssign)
-    if adjoint.node_visitors.get(ast.AugAssign) is not vars(adjoint).get("emit_AugAssign"):
-        raise TargetMismatch("Adjoint.node_visitors[ast.AugAssign] is not Adjoint.emit_AugAssign")
+    expect_same(
+        adjoint.node_visitors.get(ast.AugAssign),
+        vars(adjoint).get("emit_AugAssign"),
+        "Adjoint.node_visitors[ast.AugAssign]",
+        "Adjoint.emit_AugAssign",
+    )
 
     installed = journal.wrap(adjoint, "emit_AugAssign", _emit_augassign)
     journal.replace_item(adjoint.node_visitors, ast.AugAssign, installed)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import threading
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, TargetMismatch, expect, expect_same
 from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
 
 patch = Patch(
@@ -99,8 +99,12 @@ def _apply(warp, journal):
         expect(adjoint, name)
     for node, name in ((ast.While, "emit_While"), (ast.For, "emit_For")):
         _NODE.check(getattr(adjoint, name))
-        if adjoint.node_visitors.get(node) is not vars(adjoint).get(name):
-            raise TargetMismatch(f"Adjoint.node_visitors[ast.{node.__name__}] is not Adjoint.{name}")
+        expect_same(
+            adjoint.node_visitors.get(node),
+            vars(adjoint).get(name),
+            f"Adjoint.node_visitors[ast.{node.__name__}]",
+            f"Adjoint.{name}",
+        )
     _SYMBOLS.check(adjoint.materialize_redefinitions)
     _ITER.check(adjoint.begin_for)
 

@@ -43,7 +43,7 @@ nothing to show.
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, expect, expect_reads
 
 patch = Patch(
     id="warp.tiled_dot_padding",
@@ -75,10 +75,8 @@ def _apply(linear, journal):
     tiled_dot = expect(source, "TiledDot", type)
     compute = expect(tiled_dot, "compute", types.FunctionType, own=True)
     _COMPUTE.check(compute, method=True)
-    missing = [name for name in _NAMES if name not in compute.__code__.co_names]
-    as_scalar_array = getattr(source, "_as_scalar_array", None)
-    if missing or not callable(as_scalar_array):
-        raise TargetMismatch(f"TiledDot.compute does not read {missing or ['_as_scalar_array']}")
+    expect_reads(compute, *_NAMES)
+    as_scalar_array = expect(source, "_as_scalar_array", callable)
 
     def compute_padded(wrapped, instance, args, kwargs):
         try:
