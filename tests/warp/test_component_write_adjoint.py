@@ -86,6 +86,16 @@ def overwrites(x: wp.array(dtype=float), whole: wp.array(dtype=wp.vec3), part: w
     part[i].x = x[i]
 
 
+def transform_translation(x: wp.array(dtype=float), t: wp.array(dtype=wp.transform)):
+    i = wp.tid()
+    t[i].p = wp.vec3(x[i], 5.0 * x[i], 0.0)  # 1.10.0 to 1.13.0 reject it: "assigning transform attribute p"
+
+
+def integer_into_float(x: wp.array(dtype=float), v: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    v[i].x = 1  # not the slot's type: the release's own code rejects it, in 1.14.0 too
+
+
 def cpu(data, dtype=float, **options):
     return wp.array(data, dtype=dtype, device="cpu", **options)
 
@@ -114,6 +124,19 @@ def taped(kernel, shape, inputs: dict) -> dict:
         wp.launch(kernel, dim=shape, inputs=list(inputs.values()), device="cpu")
     tape.backward(grads={array: ones_like(array) for name, array in inputs.items() if name != "x"})
     return {"x.grad": plain(inputs["x"].grad.numpy()), **{name: plain(array.numpy()) for name, array in inputs.items()}}
+
+
+def attempted(function, dtype) -> dict:
+    """``function`` as a kernel of a module of its own, taped as the corpus is, or the error it raises."""
+    kernel = wp.kernel(function, module="unique")
+    inputs = {
+        "x": cpu([1.0, 2.0], requires_grad=True),
+        "out": wp.zeros(2, dtype=dtype, device="cpu", requires_grad=True),
+    }
+    try:
+        return taped(kernel, 2, inputs)
+    except Exception as error:
+        return {"raises": [type(error).__name__, str(error).splitlines()[-1]]}
 
 
 def slot_accessors() -> list:
@@ -164,6 +187,8 @@ def run_corpus() -> dict:
     outcomes["a slot's gradient is kept or cleared as a whole element's is"] = (
         part.grad.numpy()[:, 0].tolist() == whole.grad.numpy()[:, 0].tolist()
     )
+    for function, dtype in ((transform_translation, wp.transform), (integer_into_float, wp.vec3)):
+        outcomes[function.__name__] = attempted(function, dtype)
     outcomes["slot writes generated"] = slot_accessors()
     return outcomes
 
@@ -187,6 +212,7 @@ def test_needed_component_writes_have_no_gradient_without_gpushim():
     outcomes = run_corpus()
     assert gradients(outcomes) == {case: dropped for case, (dropped, _) in TELLING.items()}
     assert outcomes["slot writes generated"] == []
+    assert "assigning transform attribute p to an array element" in outcomes["transform_translation"]["raises"][1]
 
 
 @GATE.affected_only
@@ -270,3 +296,5 @@ def test_faithful_corpus_matches_the_fixed_release():
     outcomes = record_corpus(patch, run_corpus)
     assert gradients(outcomes) == {case: fixed for case, (_, fixed) in TELLING.items()}
     assert outcomes["augmented and local copy"]["x.grad"] == [3.0, 3.0]
+    assert outcomes["transform_translation"]["x.grad"] == [6.0, 6.0]
+    assert outcomes["integer_into_float"]["raises"][0] == "RuntimeError"
