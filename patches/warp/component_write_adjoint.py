@@ -1,13 +1,15 @@
-"""Writes to a component of an array element have no gradient (Warp 1.10.0 to 1.13.x).
+"""Writes to a component of an array element have no gradient (Warp 1.x before 1.14.0; patched from 1.6.0).
 
 What breaks.  ``y[i].y = 2.0 * x[i]``, ``y[i][k] = v``, ``m[i][r, c] = v``
 and ``s[i].field = v`` (struct fields, nested ones included) store the value
 through ``indexref`` and ``store``, whose adjoints do nothing.  Under a
 ``wp.Tape``, ``tape.backward()`` leaves the gradients of everything the right
 side was computed from at zero: training silently stops learning through
-those writes.  Run on the CPU: 1.10.1, 1.11.1 and 1.13.0 give ``x.grad = [0,
-0]`` for that first kernel seeded with ones, 1.14.0 gives ``[2, 2]``; the
-bug is older than the ``warp/_src`` layout (1.6.0 shows it too).
+those writes.  Run on the CPU: 1.5.1, 1.6.0, 1.9.1, 1.10.1, 1.11.1 and
+1.13.0 give ``x.grad = [0, 0]`` for that first kernel seeded with ones,
+1.14.0 gives ``[2, 2]``.  Some of those writes do not even compile:
+``t[i].p = v`` raises on every release before 1.14.0, ``m[i][r, c] = v`` and
+``t[i][k] = v`` on 1.6.0.
 
 Fixed upstream.  NVIDIA/warp GH-583, GH-248 and GH-1174, fixed by
 NVIDIA/warp@560ad813b (``git tag --contains``: v1.14.0 first).  Its
@@ -19,8 +21,8 @@ slot>, i);``; ``warp/native/array.h`` gains that helper, which adds the
 slot's gradient to the right side's adjoint and, for a write that
 overwrites, clears it.
 
-How the fix works.  This patch covers the ``warp/_src`` layout, 1.10.0 to
-1.13.0.  ``Adjoint.emit_Assign`` is wrapped, both as the method and as the
+How the fix works.  ``Adjoint.emit_Assign`` (in ``warp.codegen`` up to 1.9,
+``warp._src.codegen`` from 1.10) is wrapped, both as the method and as the
 item of ``Adjoint.node_visitors`` that ``Adjoint.eval`` dispatches through.
 The wrapper looks at the target's shape first, without generating code, and
 accepts what 1.14.0 accepts: a chain rooted at a local name holding a
@@ -32,7 +34,7 @@ field that is not itself an array.  For those it evaluates the right side
 emits 1.14.0's two statements, indices evaluated in 1.14.0's order.
 Anything else, a right side of another type included, goes to the
 release's own code with the right side already evaluated, as 1.14.0 does.
-An augmented assignment, which 1.10.0 to 1.12.0 rewrite into an
+An augmented assignment, which releases up to 1.12.0 rewrite into an
 assignment (one whose target is also the left operand of its right side),
 stays the release's: 1.14.0 does not change them either.
 
@@ -42,8 +44,8 @@ gets the helper's definition right after ``#include "builtin.h"``; other
 modules' source is the release's, byte for byte.  The helper follows the
 release's own ``adj_array_store``: on 1.13.0, which clears an overwritten
 element's gradient (unless the array retains it), it clears the slot as
-1.14.0 does; 1.10.0 to 1.12.0 accumulate without clearing, and so does the
-helper there.
+1.14.0 does (that clearing came with NVIDIA/warp@63fd480f7, GH-1062); the
+releases before accumulate without clearing, and so does the helper there.
 
 Kernel caches.  Warp keys built modules on a hash of the kernels' source,
 not of the code generated from it, so while the patch is applied the hash
@@ -52,26 +54,29 @@ subscript of an attribute or subscript also covers this patch, and modules
 Warp had already hashed are marked modified: patched builds live apart
 from unpatched ones, in memory and in the kernel cache directory.
 
-Not backported.  Releases before 1.10.0 (``warp/codegen.py``; they are
-affected too); 1.14.0's check of the slot's gradient in ``verify_fp`` builds
-(``FP_VERIFY_ADJ_SLOT``); 1.13.0's clearing of overwritten gradients on
-1.10.0 to 1.12.0, a change of its own.  ``unpatch()`` puts the originals
+Not backported.  Releases before 1.6.0, which have the bug too: their
+modules keep one hasher (``Module.hasher``, not ``hashers``), 1.0.x to 1.3.x
+have no ``ModuleHasher`` at all, and they have no ``type_is_transformation``
+to reach a transform's fields; there the probe raises ``ProbeCannotRun``
+saying so, since no fix can make it pass.  Also 1.14.0's check of the slot's
+gradient in ``verify_fp`` builds (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's
+clearing of overwritten gradients on 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
 back, but a module loaded while patched keeps its build until Warp hashes it
 again.
 
 The probe.  ``y[i].y = 2.0 * x[i]`` on the CPU under a tape, seeded with
-ones, which must give ``x.grad = [2, 2]``.
+ones, which must give ``x.grad = [2, 2]``; before 1.6.0 it cannot run.
 """
 
 from __future__ import annotations
 
 import ast
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, ProbeCannotRun, TargetMismatch, expect
 
 patch = Patch(
     id="warp.component_write_adjoint",
-    affected=">=1.10.0,<1.14.0",
+    affected=">=1.6.0,<1.14.0",
     fixed_in="1.14.0",
     issue="NVIDIA/warp GH-583, GH-248, GH-1174",
     fix="NVIDIA/warp@560ad813b",
@@ -139,7 +144,7 @@ class _Lowering:
     """1.14.0's lowering of slot writes, on one release's code generator and types."""
 
     def __init__(self, warp):
-        codegen, types = warp._src.codegen, warp._src.types
+        codegen, types = _layout(warp).codegen, _layout(warp).types
         self.codegen, self.types, self.config = codegen, types, warp.config
         if hasattr(types, "matches_array_class"):
             self.plain_array = lambda t: types.matches_array_class(t, types.array)
@@ -252,17 +257,23 @@ class _Lowering:
             adj.symbols.pop(name, None)
 
 
+def _layout(warp):
+    """The package of Warp's code generator: ``warp`` up to 1.9, ``warp._src`` from 1.10."""
+    return getattr(warp, "_src", warp)
+
+
 @patch.applier
 def _apply(warp, journal):
     import hashlib
 
-    codegen = expect(warp, "_src.codegen")
-    context = expect(warp, "_src.context")
+    layout = _layout(warp)
+    codegen = expect(layout, "codegen")
+    context = expect(layout, "context")
     needed = {
         codegen: ("Adjoint", "Var", "Struct", "strip_reference", "is_reference", "types_equal"),
         codegen.Adjoint: ("emit_Assign", "node_visitors", "eval", "add_builtin_call", "add_forward", "add_reverse"),
         codegen.Var: ("emit", "emit_adj", "mark_write"),
-        warp._src.types: (
+        layout.types: (
             "array",
             "non_atomic_types",
             "is_array",
@@ -291,10 +302,10 @@ def _apply(warp, journal):
         raise TargetMismatch("Adjoint.node_visitors[ast.Assign] is not Adjoint.emit_Assign")
     for header in ("cpu_module_header", "cuda_module_header"):
         if _INCLUDE not in expect(codegen, header, str):
-            raise TargetMismatch(f"warp._src.codegen.{header} does not include builtin.h")
+            raise TargetMismatch(f"{codegen.__name__}.{header} does not include builtin.h")
 
     lowering = _Lowering(warp)
-    clearing = _CLEARING if hasattr(warp._src.types, "ARRAY_FLAG_RETAIN_GRAD") else dict.fromkeys(_CLEARING, "")
+    clearing = _CLEARING if hasattr(layout.types, "ARRAY_FLAG_RETAIN_GRAD") else dict.fromkeys(_CLEARING, "")
     helper = _HELPER.format(**clearing)
 
     def emit_assign(wrapped, instance, args, kwargs):
@@ -342,7 +353,7 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """``y[i].y = 2.0 * x[i]`` under a tape, seeded with ones, must give ``x.grad = [2, 2]``; 1.10-1.13 give zeros.
+    """``y[i].y = 2.0 * x[i]`` under a tape, seeded with ones, must give ``x.grad = [2, 2]``, not zeros.
 
     The kernel is defined anew at each call, which makes Warp hash its module
     again, so the answer follows the patch's current state; it runs on the CPU.
@@ -350,6 +361,11 @@ def _probe():
     import numpy as np
     import warp
 
+    if tuple(int(part) for part in warp.config.version.split(".")[:2]) < (1, 6):
+        raise ProbeCannotRun(
+            f"Warp {warp.config.version} has this bug too (NVIDIA/warp GH-583), but gpushim backports the fix "
+            "to 1.6.0 and later only; Warp 1.14.0 has the fix"
+        )
     warp.config.quiet = True
     warp.init()
 
