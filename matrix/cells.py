@@ -43,9 +43,37 @@ def library_of(spec: dict) -> str:
     return Path(spec["tests"]).parts[1]
 
 
+# The keys of a library's ``matrix/*.toml`` and of its cells, required first; a cell's ``tests``,
+# ``benchmarks``, ``gpu-install`` and ``gpu-pip`` stand in for its library's.
+LIBRARY_KEYS = (("cells",), ("install", "tests", "benchmarks", "gpu-install", "gpu-pip", "references"))
+CELL_KEYS = (
+    ("name", "install", "gpu"),
+    ("python", "demo", "pip", "no-deps", "pytest", "tests", "benchmarks", "gpu-install", "gpu-pip"),
+)
+
+
+def _check_keys(where: str, table: dict, keys: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+    """Refuse a table whose keys are not the schema's: a misspelled key would otherwise be ignored."""
+    required, optional = keys
+    unknown = sorted(set(table) - {*required, *optional})
+    missing = [key for key in required if key not in table]
+    if unknown or missing:
+        problems = [f"unknown key {key!r}" for key in unknown] + [f"no {key!r}" for key in missing]
+        raise ValueError(f"{where}: {', '.join(problems)}; the keys are {', '.join(required + optional)}")
+
+
 def _libraries() -> list[dict]:
-    """Each library's ``matrix/*.toml``; radar.toml is the radar's grid, not release cells."""
-    return [tomllib.loads(path.read_text()) for path in sorted(MATRIX.glob("*.toml")) if path.name != "radar.toml"]
+    """Each library's ``matrix/*.toml``, its keys checked; radar.toml is the radar's grid, not release cells."""
+    libraries = []
+    for path in sorted(MATRIX.glob("*.toml")):
+        if path.name == "radar.toml":
+            continue
+        library = tomllib.loads(path.read_text())
+        _check_keys(f"matrix/{path.name}", library, LIBRARY_KEYS)
+        for cell in library["cells"]:
+            _check_keys(f"matrix/{path.name}, cell {cell.get('name')!r}", cell, CELL_KEYS)
+        libraries.append(library)
+    return libraries
 
 
 def load_cells() -> dict[str, dict]:

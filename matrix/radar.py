@@ -174,10 +174,10 @@ def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     return None
 
 
-def smoke(point: Point, with_gpushim: bool) -> dict:
+def smoke(point: Point, distribution: str, with_gpushim: bool) -> dict:
     """The smoke corpus' outcome in ``point``'s environment: the releases it found and each check's outcome."""
     python = WORK / "venvs" / point.id / "bin" / "python"
-    command = [str(python), "-I", str(SMOKE), point.library] + (["--gpushim"] if with_gpushim else [])
+    command = [str(python), "-I", str(SMOKE), point.library, distribution] + (["--gpushim"] if with_gpushim else [])
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "PYTHON", "VIRTUAL_ENV"))}
     try:
         finished = _run(command, SMOKE_TIMEOUT, env=env)
@@ -199,8 +199,9 @@ def run_point(grid: Grid, point: Point, wheel: Path) -> dict:
     if failure:
         result["install"] = failure
     else:
-        result["without"] = smoke(point, with_gpushim=False)
-        result["with"] = smoke(point, with_gpushim=True)
+        distribution = grid.libraries[point.library]["distribution"]
+        result["without"] = smoke(point, distribution, with_gpushim=False)
+        result["with"] = smoke(point, distribution, with_gpushim=True)
     result["seconds"] = round(time.monotonic() - started, 1)
     results = WORK / "results"
     results.mkdir(parents=True, exist_ok=True)

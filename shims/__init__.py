@@ -15,10 +15,13 @@ from __future__ import annotations
 from . import states
 from .declaration import Patch
 from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, ProbeCannotRun, TargetMismatch
+from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from .engine import Registry
+    from .journal import Journal, PatchedProperty
+    from .shape import Parameters, expect
     from .states import Record
 
 __version__ = "0.3.0"
@@ -42,7 +45,9 @@ __all__ = [
     "unpatch",
 ]
 
-_registry = None
+# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
+_registry = globals().get("_registry")
+_making_registry = globals().get("_making_registry") or ForkSafeRLock()  # one registry for threads that meet here
 
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps
@@ -65,13 +70,15 @@ def registry() -> Registry:
     """
     global _registry
     if _registry is None:
-        from .catalogue import discover
-        from .engine import Registry
-        from .plugins import find
+        with _making_registry:
+            if _registry is None:
+                from .catalogue import discover
+                from .engine import Registry
+                from .plugins import find
 
-        own = discover(f"{__name__}.patches")
-        theirs, problems = find(own)
-        _registry = Registry(own + theirs, problems)
+                own = discover(f"{__name__}.patches")
+                theirs, problems = find(own)
+                _registry = Registry(own + theirs, problems)
     return _registry
 
 

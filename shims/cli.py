@@ -19,6 +19,12 @@ import gpushim
 from .plugins import labelled
 from .states import FAILED
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .states import Fields
+
 DESCRIPTION = """\
 Upstream bug fixes for old, pinned releases of CuPy, NVIDIA DALI and NVIDIA Warp,
 applied at import time by `import gpushim.auto` or `gpushim-run COMMAND`.
@@ -34,7 +40,7 @@ Report a patch that fails or a `needed` selftest verdict at https://github.com/g
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
 
 
-def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> str:
+def format_table(records: Sequence[Fields], columns: tuple[str, ...] = _COLUMNS) -> str:
     """A plain-text table, one row per record; an id from another distribution says which."""
     records = [{**record, "id": labelled(record)} for record in records]
     rows = [columns] + [tuple(str(record[c] or "-") for c in columns) for record in records]
@@ -42,7 +48,7 @@ def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> st
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-def upgrades(records: list[dict]) -> str:
+def upgrades(records: Sequence[Fields]) -> str:
     """Per installed release with patches in range, the lowest release that needs none (see :func:`freeze.upgrade`)."""
     from gpushim.freeze import NONE_KNOWN, freeze, needs_patches
 
@@ -90,7 +96,7 @@ def _selftest(arguments: argparse.Namespace) -> int:
     return 1 if any(result["verdict"] in (NEEDED, PROBE_ERROR) for result in results) else 0
 
 
-def patch_table(records: list[dict] | None = None) -> str:
+def patch_table(records: Sequence[Fields] | None = None) -> str:
     """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
@@ -101,7 +107,7 @@ def patch_table(records: list[dict] | None = None) -> str:
     return "\n".join(rows)
 
 
-def patch_list(records: list[dict], width: int) -> str:
+def patch_list(records: Sequence[Fields], width: int) -> str:
     """The patches as a terminal table, what each fixes wrapped to ``width`` columns."""
     columns = ("id", "affected", "fixed in")
     rows = [columns] + [(labelled(record), record["affected"] or "-", record["fixed_in"] or "-") for record in records]

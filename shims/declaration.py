@@ -33,7 +33,10 @@ class Patch:
     ``not-affected``.  ``module`` names the module the patch changes when the
     library's own import does not load it (``warp.optim``,
     ``cupyx.scipy.linalg``): the patch then applies once that module is
-    imported, if ever, and ``apply`` receives it.  The ``apply`` and ``probe`` functions are attached with
+    imported, if ever, and ``apply`` receives it.  Where releases moved the
+    code, a tuple names each place, the defining module first (Warp 1.10:
+    ``("warp._src.optim.linear", "warp.optim.linear")``): the first of them
+    that the imported release has is the one.  The ``apply`` and ``probe`` functions are attached with
     the :meth:`applier` and :meth:`prober` decorators so that a patch module
     states its metadata first and its mechanics after.
 
@@ -72,7 +75,7 @@ class Patch:
         fix: str,
         summary: str,
         only_with: dict[str, str] | None = None,
-        module: str | None = None,
+        module: str | tuple[str, ...] | None = None,
         before: str | None = None,
         python: str | None = None,
         missing: tuple[str, ...] = (),
@@ -110,7 +113,7 @@ class Patch:
         """Declare ``function(module, journal)`` as what runs before module ``before`` executes.
 
         ``module`` is that module, created but not yet executed.  What the
-        journal provides in ``sys.modules`` is withdrawn once it has executed.
+        journal provides to it and lends it is withdrawn once it has executed.
         """
         self.prepare = function
         return function

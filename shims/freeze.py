@@ -22,6 +22,12 @@ from . import releases
 from .plugins import labelled
 from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .states import Fields
+
 # Every state but these says something about the release: the patch is in effect,
 # would be, could not be, or was turned off.
 _UNRELATED = (NOT_AFFECTED, NOT_INSTALLED)
@@ -36,7 +42,7 @@ LEGEND = """\
 NONE_KNOWN = "no release outside every gpushim patch's range is known yet"
 
 
-def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
+def freeze(records: Sequence[Fields] | None = None) -> dict:
     """gpushim's version, the distributions that add patches, and per installed target release its patches.
 
     ``records`` are status records, those of :func:`gpushim.status` by
@@ -117,7 +123,7 @@ def upgrade(version: str | None, patches: list[tuple[str | None, str | None]]) -
     return lowest
 
 
-def _gating(records: list) -> list[dict]:
+def _gating(records: Sequence[Fields]) -> list[dict]:
     """The other distributions that the patches of installed releases gate on (``only_with``), as installed.
 
     A patch of CuPy 13.2.0's NumPy 2 bugs applies or not by NumPy's release,
@@ -172,10 +178,12 @@ def _direct_url(distribution: str, version: str | None) -> str | None:
     from importlib import metadata
 
     found = next((dist for dist in metadata.distributions(name=distribution) if dist.version == version), None)
+    if found is None:
+        return None
     try:
         direct = json.loads(found.read_text("direct_url.json") or "null")
         url = direct["url"]
-    except (AttributeError, ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError):
         return None
     vcs = direct.get("vcs_info")
     if vcs is not None:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .releases import Reader
+    from .states import Fields
 
 GROUP = "gpushim.patches"
 
@@ -69,7 +70,7 @@ def find(own: list[Library]) -> tuple[list[Library], list[Record]]:
     return libraries, problems
 
 
-def labelled(record: Record) -> str:
+def labelled(record: Fields) -> str:
     """The patch id of a status record, with the distribution it comes from when that is not gpushim."""
     origin = record.get("origin", "gpushim")
     return record["id"] if origin == "gpushim" or record["target"] is None else f"{record['id']} [{origin}]"
@@ -177,6 +178,7 @@ def _folders(package: str) -> list[str]:
     """The folders of the package ``package``, located as the import system would, executing none of it."""
     top, *rest = package.split(".")
     module = sys.modules.get(top)
+    folders: list[str]
     if module is not None:
         folders = list(getattr(module, "__path__", ()))
     else:
@@ -221,9 +223,10 @@ def _literals(path: str) -> tuple[str | None, tuple[str, ...] | None]:
     if "DISTRIBUTIONS" in stated:
         value = stated["DISTRIBUTIONS"]
         items = [item.strip() for item in value[1:-1].split(",")] if value[:1] + value[-1:] in ("()", "[]") else [""]
-        distributions = tuple(_string(item) for item in items if item)
-        if not distributions or None in distributions or "" in items[:-1]:
+        strings = [_string(item) for item in items if item]
+        if not strings or None in strings or "" in items[:-1]:
             raise InvalidDeclaration(f"{path}: DISTRIBUTIONS is not a tuple of string literals: {value}")
+        distributions = tuple(string for string in strings if string is not None)
     return target, distributions
 
 

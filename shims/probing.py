@@ -107,7 +107,8 @@ def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed:
             if each_off:
                 gpushim.unpatch(id)
             try:
-                said: dict = {"bug": failed.get(registry.library(id).target) or registry[id].probe()}
+                # An invalid declaration's probe is None: calling it raises, and that is said below.
+                said: dict = {"bug": failed.get(registry.library(id).target) or registry[id].probe()}  # pyright: ignore[reportOptionalCall]
             except ProbeCannotRun as why:
                 said = {"cannot_run": str(why)}
             except Exception as error:

@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import, as in the rest of gpushim
 if TYPE_CHECKING:
     from typing import Any, Callable, Optional, Union
 
-    Kind = Union[None, Callable[[object], bool], type, tuple]
+    Kind = Union[None, Callable[[object], bool], type, tuple]  # the Callable is ``callable`` itself
 
 _MISSING = object()
 
@@ -55,7 +55,7 @@ def _kind_name(kind: Kind) -> str:
         return " or ".join(_kind_name(each) for each in kind)
     if kind is type:
         return "a class"
-    return f"a {kind.__name__}"
+    return f"a {kind.__name__}"  # pyright: ignore[reportOptionalMemberAccess]  (expect never names None, every kind)
 
 
 def _is(value: object, kind: Kind) -> bool:
@@ -63,7 +63,7 @@ def _is(value: object, kind: Kind) -> bool:
         return True
     if kind is callable:
         return callable(value)
-    return isinstance(value, kind)
+    return isinstance(value, kind)  # pyright: ignore[reportArgumentType]  (a class or a tuple of them here)
 
 
 def expect(owner: object, path: str, kind: Kind = None, *, own: bool = False) -> Any:
@@ -140,7 +140,7 @@ class Parameters:
 
     def _binder(self) -> Callable[..., tuple]:
         """A function with these parameters that returns its arguments."""
-        namespace = {f"_default_{name}": value for name, value in self.defaults.items()}
+        namespace: dict[str, Any] = {f"_default_{name}": value for name, value in self.defaults.items()}
         signature = ", ".join(f"{name}=_default_{name}" if name in self.defaults else name for name in self.names)
         returned = "".join(f"{name}, " for name in self.names)  # a tuple, also of one name or none
         exec(f"def bind({signature}):\n    return ({returned})", namespace)
@@ -200,7 +200,7 @@ def _same(found: list, expected: list) -> bool:
     return True
 
 
-def _parameters_of(function: object) -> Optional[list]:
+def _parameters_of(function: Any) -> Optional[list]:
     """``(name, default)`` of each of ``function``'s parameters, ``_EMPTY`` for none; None where none can be read."""
     import inspect
 

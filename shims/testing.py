@@ -67,6 +67,12 @@ from gpushim.probing import GPUSHIM_FIRST, TARGET_FIRST, Mode, ask
 from gpushim.probing import WITHOUT_GPUSHIM as WITHOUT
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gpushim.journal import Replacement
+
 
 def installed_versions() -> dict[str, str]:
     """Every distribution of this environment, by normalised name."""
@@ -191,7 +197,9 @@ class Contract:
                 importlib.import_module(library)
             finally:
                 gpushim.unpatch()
-        return importlib.import_module(gpushim.registry()[id].module or library)
+        from .engine import module_of
+
+        return importlib.import_module(module_of(gpushim.registry()[id]) or library)
 
     @staticmethod
     def skip_if_only_before(id: str) -> None:
@@ -252,9 +260,9 @@ class Contract:
                 assert journal is None, f"{id} is {expected} here but replaced {journal.entries}"
                 return
             self.skip_if_only_before(id)
-            entries = list(journal.entries)
+            entries = _replaced_by(id)
             gpushim.patch(id)
-            assert gpushim.registry().journal(id).entries == entries
+            assert _replaced_by(id) == entries
             for entry in entries:
                 assert entry.bound() is entry.new
                 assert entry.added or entry.new.__wrapped__ is entry.original
@@ -267,7 +275,7 @@ class Contract:
         self.skip_if_only_before(id)
         gpushim.patch(id)
         try:
-            entries = list(gpushim.registry().journal(id).entries)
+            entries = _replaced_by(id)
         finally:
             gpushim.unpatch(id)
         for entry in entries:
@@ -295,9 +303,16 @@ class Contract:
             gpushim.unpatch(id)
 
 
-def _is_import_failure(id: str, bug: str | None) -> bool:
+def _replaced_by(id: str) -> list[Replacement]:
+    """What patch ``id``, applied, replaced in this process."""
+    journal = gpushim.registry().journal(id)
+    assert journal is not None, f"{id} is not applied"
+    return list(journal.entries)
+
+
+def _is_import_failure(id: str, bug: object) -> bool:
     """Whether ``bug`` is the failed import of the target of patch ``id``, which its probe never ran past."""
-    return bug is not None and bug.startswith(f"import {gpushim.registry().library(id).target} raises ")
+    return isinstance(bug, str) and bug.startswith(f"import {gpushim.registry().library(id).target} raises ")
 
 
 def bindings(target: str) -> dict[tuple[str, str], int]:
@@ -331,7 +346,7 @@ def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tu
     """
     gpushim.patch(id)
     try:
-        entries = gpushim.registry().journal(id).entries
+        entries = _replaced_by(id)
         assert entries, f"{id} replaced nothing"
         replaced = [(entry.owner, entry.name, entry.item) for entry in entries if not entry.added]
     finally:
@@ -372,7 +387,7 @@ def _outcomes(read) -> dict[str, str]:
     return answers
 
 
-def _identity(value: object) -> object:
+def _identity(value: Any) -> object:
     """What makes two reads the same: the object, or for a bound method (wrapt's too) its function and instance."""
     parent = getattr(value, "_self_parent", None)  # a wrapt bound wrapper: a new one per read
     if parent is not None:

@@ -14,7 +14,8 @@ elements) the load ends at the scratch's edge and pads correctly; longer
 vectors get wrong dot products and the solvers wrong or NaN iterates, without
 an error.  ``TiledDot`` first ships in 1.9.0 (1.8.1 has none) and its code is
 the same through 1.10.1 (``warp/optim/linear.py``, then
-``warp/_src/optim/linear.py``).
+``warp/_src/optim/linear.py``, which ``warp.optim.linear`` re-exports; the
+patch waits for the one the release has).
 
 Fixed upstream.  NVIDIA/warp@278197355 (``git tag --contains``: v1.11.0
 first; in its changelog as the zero-padding of tiled reductions) hands each
@@ -51,7 +52,7 @@ patch = Patch(
     issue="NVIDIA/warp 1.11.0 changelog: zero-padding of tiled reductions in iterative linear solvers",
     fix="NVIDIA/warp@278197355",
     summary="TiledDot (cg, cr, bicgstab, gmres) sums stale scratch past the valid length for vectors over 262,144.",
-    module="warp.optim.linear",
+    module=("warp._src.optim.linear", "warp.optim.linear"),
 )
 
 # What compute reads of its TiledDot; another shape is a TargetMismatch.

@@ -54,7 +54,7 @@ def _run_the_hidden_sitecustomize():
     sys.path[:] = [entry for entry in sys.path if not _is_directory(entry, here)]
     this = sys.modules.pop(__name__)
     try:
-        import sitecustomize  # noqa: F401
+        import sitecustomize  # noqa: F401  # pyright: ignore[reportMissingImports]  (the user's, if any)
     except ImportError as missing:
         if getattr(missing, "name", __name__) != __name__:
             raise

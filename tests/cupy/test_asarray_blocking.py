@@ -12,9 +12,9 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-from gpushim.patches.cupy.asarray_blocking import patch  # noqa: E402
-from tests.cupy import host_copies  # noqa: E402
-from tests.support import applied, gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.asarray_blocking import patch
+from tests.cupy import host_copies
+from tests.support import applied, gate, record_faithful
 
 GATE = gate(patch)
 

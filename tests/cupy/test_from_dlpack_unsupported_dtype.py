@@ -26,9 +26,9 @@ from tests.support import applied, gate, record_faithful, run_python
 GATE = gate(patch)
 RELEASE = GATE.release
 
-import cupy  # noqa: E402
+import cupy
 
-from tests.cupy import dlpack_capsules as dc  # noqa: E402
+from tests.cupy import dlpack_capsules as dc
 
 AFFECTED = GATE.affected
 REFERENCE = GATE.reference

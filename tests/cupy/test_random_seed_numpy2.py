@@ -18,10 +18,10 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-from gpushim.patches.cupy.random_seed_numpy2 import RecordingCurand, installed_curand, patch  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.random_seed_numpy2 import RecordingCurand, installed_curand, patch
+from tests.support import gate, record_faithful
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)

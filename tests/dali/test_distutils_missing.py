@@ -134,3 +134,16 @@ def test_loose_version_compares_as_distutils_does(version, other):
     assert comparisons(LooseVersion) == comparisons(Theirs)
     ours, theirs = LooseVersion(version), Theirs(version)
     assert (str(ours), ours.version) == (str(theirs), theirs.version)
+
+
+def test_status_imports_nothing_to_tell_whether_distutils_can_be_found():
+    """setuptools' distutils finder answers by importing ``setuptools._distutils``, about 270 modules."""
+    code = (
+        "import sys, gpushim\n"
+        "before = set(sys.modules)\n"
+        f"state = gpushim.record({patch.id!r}).state\n"
+        "new = {name.partition('.')[0] for name in set(sys.modules) - before}\n"
+        "print(state, sorted(new & {'setuptools', 'distutils'}))"
+    )
+    finished = run_python(code)
+    assert finished.stdout.split(maxsplit=1) == [GATE.state, "[]\n"], finished.stderr[-3000:]

@@ -34,10 +34,10 @@ import pytest
 
 pytest.importorskip("nvidia.dali")
 
-from gpushim.patches.dali.cai_stream_none import patch  # noqa: E402
-from tests.dali.gpu_producers import StreamNone  # noqa: E402
-from tests.gpu import on_gpu, pretend_a_device  # noqa: E402
-from tests.support import gate, run_python  # noqa: E402
+from gpushim.patches.dali.cai_stream_none import patch
+from tests.dali.gpu_producers import StreamNone
+from tests.gpu import on_gpu, pretend_a_device
+from tests.support import gate, run_python
 
 GATE = gate(patch)
 AFFECTED = GATE.affected

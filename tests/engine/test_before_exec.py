@@ -1,6 +1,7 @@
 """Patches that act before a module of their target executes, and the gates on the environment."""
 
 import importlib
+import importlib.util
 import sys
 import threading
 import types
@@ -154,11 +155,12 @@ def test_unpatch_withdraws_what_is_left_and_stops_preparing(prepared):
     registry = registry_for(before_patch(prepared, prepare=prepare))
     registry.patch()
     prepared.import_()
-    module = sys.modules[prepared.name]
-    registry._on_executing(f"{prepared.name}.extra", module)  # prepared, its module not executed yet
-    assert PROVIDED in sys.modules
+    extra = types.ModuleType(f"{prepared.name}.extra")
+    registry._on_executing(extra.__name__, extra)  # prepared, its module not executed yet
+    assert exec(f"import {PROVIDED}", vars(extra)) is None
     registry.unpatch()
-    assert PROVIDED not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        exec(f"import {PROVIDED}", vars(extra))
     with pytest.raises(ModuleNotFoundError):
         import_extra(prepared)
 
@@ -229,3 +231,54 @@ def test_a_module_the_bug_needs_missing_is_found_without_importing_it(prepared, 
         import_extra(prepared)
     assert state_of(registry)["state"] == "not-affected"
     assert "synthfound" not in sys.modules
+
+
+def test_a_target_whose_import_fails_after_the_preparer_ran_stays_pending(prepared):
+    """As ``import nvidia.dali`` failing on a later module once gast_util executed; the import that succeeds applies."""
+    init = importlib.util.find_spec(prepared.name).origin
+    source = open(init).read()
+    with open(init, "w") as broken:
+        broken.write(f"{source}\nfrom . import extra\nimport a_missing_module\n")
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    with pytest.raises(ModuleNotFoundError, match="a_missing_module"):
+        prepared.import_()
+    assert state_of(registry)["state"] == "pending"
+    with open(init, "w") as mended:
+        mended.write(f"{source}\nfrom . import extra\n")
+    importlib.invalidate_caches()
+    assert (prepared.import_().extra.provider, state_of(registry)["state"]) == (f"{prepared.name}.extra", "applied")
+
+
+IMPORTED_ELSEWHERE = f"""
+try:
+    import {PROVIDED}
+    found = True
+except ModuleNotFoundError:
+    found = False
+"""
+
+
+def test_what_is_provided_is_seen_by_the_executing_modules_imports_alone(prepared):
+    """Not by another thread's import while it executes (exec'd code has globals of its own)."""
+    extra = importlib.util.find_spec(prepared.name).origin.replace("__init__.py", "extra.py")
+    with open(extra, "a") as source:
+        source.write(
+            "import threading\n"
+            "elsewhere = {}\n"
+            f"thread = threading.Thread(target=exec, args=({IMPORTED_ELSEWHERE!r}, elsewhere))\n"
+            "thread.start()\n"
+            "thread.join()\n"
+        )
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    module = import_extra(prepared)
+    assert (module.provider, module.elsewhere["found"]) == (f"{prepared.name}.extra", False)
+
+
+def test_a_patch_after_the_target_was_imported_prepares_a_module_that_executes_later(prepared):
+    prepared.import_()
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    assert import_extra(prepared).provider == f"{prepared.name}.extra"
+    assert state_of(registry)["state"] == "applied"

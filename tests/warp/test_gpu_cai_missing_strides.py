@@ -31,7 +31,7 @@ GATE = gate(patch)
 RELEASE = GATE.release
 AFFECTED = GATE.affected
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 # Before 1.6.0 Warp keeps an interface's shape for vector dtypes ((n, 3) vec3s, see the probe), which
 # 1.6.0 changed, and brought this bug with the change.

@@ -41,7 +41,7 @@ from tests.warp.gpu_scripts import run_script
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 exports_bool = pytest.mark.skipif(
     Version(GATE.release[1]) < Version("1.4.0"),

@@ -8,6 +8,7 @@ after each step.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 
 import pytest
@@ -103,6 +104,14 @@ def test_effective_with_gpushim_auto_before_or_after_warp_optim(prelude):
     )
     assert finished.returncode == 0, finished.stderr
     assert "@@probe None" in finished.stdout.splitlines()
+
+
+@GATE.affected_only
+def test_effective_for_code_that_imports_only_the_module_defining_sgd():
+    """From 1.10 that is the private ``warp._src.optim.sgd``, which ``warp.optim`` re-exports."""
+    defining = "warp._src.optim.sgd" if importlib.util.find_spec("warp._src") else "warp.optim.sgd"
+    finished = run_python(f"import gpushim.auto, gpushim, {defining}\nprint(gpushim.record({patch.id!r}).state)")
+    assert finished.stdout.split() == ["applied"], finished.stderr[-3000:]
 
 
 @GATE.affected_only
