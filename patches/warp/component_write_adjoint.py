@@ -47,18 +47,18 @@ element's gradient (unless the array retains it), it clears the slot as
 1.14.0 does (that clearing came with NVIDIA/warp@63fd480f7, GH-1062); the
 releases before accumulate without clearing, and so does the helper there.
 
-Kernel caches.  Warp keys built modules on a hash of the kernels' source,
-not of the code generated from it, so while the patch is applied the hash
-of every kernel or function with an assignment to an attribute or a
-subscript of an attribute or subscript also covers this patch, and modules
-Warp had already hashed are marked modified: patched builds live apart
-from unpatched ones, in memory and in the kernel cache directory.
+Kernel caches.  The code generated changes, not the source Warp hashes,
+so the module hash must differ: while the patch is applied, every kernel or
+function with an assignment to a chain of two or more attributes and
+subscripts from a name is keyed on this patch too
+(``_codegen.key_builds_apart``), and patched and unpatched builds never
+serve each other, in memory or in a shared kernel cache directory.
 
-Not backported.  Releases before 1.6.0, which have the bug too: their
-modules keep one hasher (``Module.hasher``, not ``hashers``), 1.0.x to 1.3.x
-have no ``ModuleHasher`` at all, and they have no ``type_is_transformation``
-to reach a transform's fields; there the probe raises ``ProbeCannotRun``
-saying so, since no fix can make it pass.  Also 1.14.0's check of the slot's
+Not backported.  Releases before 1.6.0, which have the bug too (1.5.1 gives
+zeros): they have no ``type_is_transformation`` to reach a transform's
+fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
+``ModuleHasher`` to key builds on; there the probe raises
+``ProbeCannotRun`` saying so, since nothing makes it pass.  Also 1.14.0's check of the slot's
 gradient in ``verify_fp`` builds (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's
 clearing of overwritten gradients on 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
 back, but a module loaded while patched keeps its build until Warp hashes it
@@ -73,6 +73,7 @@ from __future__ import annotations
 import ast
 
 from gpushim import Parameters, Patch, ProbeCannotRun, TargetMismatch, expect
+from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
 
 patch = Patch(
     id="warp.component_write_adjoint",
@@ -88,7 +89,6 @@ patch = Patch(
 _HASH_SALT = b"gpushim warp.component_write_adjoint 1"
 
 _EMIT_ASSIGN = Parameters("adj", "node")
-_HASH_ADJOINT = Parameters("adj")  # after self
 _CODEGEN = Parameters("device")  # after self
 
 _INCLUDE = '#include "builtin.h"\n'
@@ -143,9 +143,8 @@ def _may_write_a_slot(node) -> bool:
 class _Lowering:
     """1.14.0's lowering of slot writes, on one release's code generator and types."""
 
-    def __init__(self, warp):
-        codegen, types = _layout(warp).codegen, _layout(warp).types
-        self.codegen, self.types, self.config = codegen, types, warp.config
+    def __init__(self, codegen, types, config):
+        self.codegen, self.types, self.config = codegen, types, config
         if hasattr(types, "matches_array_class"):
             self.plain_array = lambda t: types.matches_array_class(t, types.array)
         else:  # before 1.12, array types are instances of their class
@@ -257,23 +256,17 @@ class _Lowering:
             adj.symbols.pop(name, None)
 
 
-def _layout(warp):
-    """The package of Warp's code generator: ``warp`` up to 1.9, ``warp._src`` from 1.10."""
-    return getattr(warp, "_src", warp)
-
-
 @patch.applier
 def _apply(warp, journal):
-    import hashlib
+    import sys
 
-    layout = _layout(warp)
-    codegen = expect(layout, "codegen")
-    context = expect(layout, "context")
+    codegen, context = codegen_and_context(warp)
+    types = sys.modules[codegen.__name__.rpartition(".")[0] + ".types"]
     needed = {
         codegen: ("Adjoint", "Var", "Struct", "strip_reference", "is_reference", "types_equal"),
         codegen.Adjoint: ("emit_Assign", "node_visitors", "eval", "add_builtin_call", "add_forward", "add_reverse"),
         codegen.Var: ("emit", "emit_adj", "mark_write"),
-        layout.types: (
+        types: (
             "array",
             "non_atomic_types",
             "is_array",
@@ -285,17 +278,13 @@ def _apply(warp, journal):
             "type_is_transformation",
         ),
         warp.config: ("verify_autograd_array_access",),
-        context: ("ModuleBuilder", "ModuleHasher", "user_modules", "Module"),
-        context.ModuleBuilder: ("codegen",),
-        context.ModuleHasher: ("hash_adjoint",),
-        context.Module: ("mark_modified",),
+        context: ("ModuleBuilder",),
     }
     for owner, names in needed.items():
         for name in names:
             expect(owner, name)
     adjoint = codegen.Adjoint
     _EMIT_ASSIGN.check(adjoint.emit_Assign)
-    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     _CODEGEN.check(context.ModuleBuilder.codegen, method=True)
     emit_original = vars(adjoint).get("emit_Assign")
     if adjoint.node_visitors.get(ast.Assign) is not emit_original:
@@ -304,8 +293,8 @@ def _apply(warp, journal):
         if _INCLUDE not in expect(codegen, header, str):
             raise TargetMismatch(f"{codegen.__name__}.{header} does not include builtin.h")
 
-    lowering = _Lowering(warp)
-    clearing = _CLEARING if hasattr(layout.types, "ARRAY_FLAG_RETAIN_GRAD") else dict.fromkeys(_CLEARING, "")
+    lowering = _Lowering(codegen, types, warp.config)
+    clearing = _CLEARING if hasattr(types, "ARRAY_FLAG_RETAIN_GRAD") else dict.fromkeys(_CLEARING, "")
     helper = _HELPER.format(**clearing)
 
     def emit_assign(wrapped, instance, args, kwargs):
@@ -332,23 +321,10 @@ def _apply(warp, journal):
             source = source.replace(_INCLUDE, _INCLUDE + helper, 1)
         return source
 
-    scanned = {}  # source -> whether it holds an assignment this patch may generate; overloads share their source
-
-    def hash_adjoint(wrapped, instance, args, kwargs):
-        digest = wrapped(*args, **kwargs)
-        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        found = scanned.get(adj.source)
-        if found is None:
-            found = scanned[adj.source] = any(_may_write_a_slot(node) for node in ast.walk(adj.tree))
-        return hashlib.sha256(digest + _HASH_SALT).digest() if found else digest
-
     installed = journal.wrap(adjoint, "emit_Assign", emit_assign)
     journal.replace_item(adjoint.node_visitors, ast.Assign, installed)
     journal.wrap(context.ModuleBuilder, "codegen", module_codegen)
-    journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
-    for module in list(context.user_modules.values()):
-        if module.hashers:
-            module.mark_modified()
+    key_builds_apart(context, journal, _HASH_SALT, lambda tree: any(map(_may_write_a_slot, ast.walk(tree))))
 
 
 @patch.prober
