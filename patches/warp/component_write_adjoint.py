@@ -47,8 +47,8 @@ element's gradient (unless the array retains it), it clears the slot as
 1.14.0 does (that clearing came with NVIDIA/warp@63fd480f7, GH-1062); the
 releases before accumulate without clearing, and so does the helper there.
 
-Kernel caches.  The code generated changes, not the source Warp hashes,
-so the module hash must differ: while the patch is applied, every kernel or
+The module hash must differ, since the code generated changes and not the
+source Warp hashes: while the patch is applied, every kernel or
 function with an assignment to a chain of two or more attributes and
 subscripts from a name is keyed on this patch too
 (``_codegen.key_builds_apart``), and patched and unpatched builds never
