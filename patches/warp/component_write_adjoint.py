@@ -71,6 +71,7 @@ ones, which must give ``x.grad = [2, 2]``; before 1.6.0 it cannot run.
 from __future__ import annotations
 
 import ast
+import sys
 
 from gpushim import Parameters, Patch, ProbeCannotRun, TargetMismatch, expect
 from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
@@ -132,6 +133,13 @@ def _chain(target):
     return target, steps[::-1]
 
 
+def _subscript(node: ast.Subscript) -> ast.AST:
+    """What ``node`` subscripts with; Python 3.8 wraps it in an ``ast.Index``."""
+    if sys.version_info < (3, 9) and isinstance(node.slice, ast.Index):
+        return node.slice.value
+    return node.slice
+
+
 def _may_write_a_slot(node) -> bool:
     """Whether ``node`` is an assignment this patch may generate: a chain of two or more steps from a name."""
     if not isinstance(node, ast.Assign) or len(node.targets) != 1:
@@ -167,7 +175,8 @@ class _Lowering:
             return None
         indices, wanted = [], array_type.ndim
         while steps and wanted and isinstance(steps[0], ast.Subscript):
-            elements = steps[0].slice.elts if isinstance(steps[0].slice, ast.Tuple) else [steps[0].slice]
+            index = _subscript(steps[0])
+            elements = index.elts if isinstance(index, ast.Tuple) else [index]
             if len(elements) > wanted:
                 return None
             indices += elements
@@ -212,12 +221,14 @@ class _Lowering:
                 return None if types.is_array(field) else ([f".{name}"], field)
             return None
         if types.type_is_matrix(dtype):
-            if not isinstance(step.slice, ast.Tuple) or len(step.slice.elts) != 2:
+            index = _subscript(step)
+            if not isinstance(index, ast.Tuple) or len(index.elts) != 2:
                 return None
-            row, column = step.slice.elts
+            row, column = index.elts
             return [".data[", row, "][", column, "]"], scalar
         if types.type_is_vector(dtype) or types.type_is_quaternion(dtype) or types.type_is_transformation(dtype):
-            return (None if isinstance(step.slice, ast.Tuple) else ["[", step.slice, "]"]), scalar
+            index = _subscript(step)
+            return (None if isinstance(index, ast.Tuple) else ["[", index, "]"]), scalar
         return None
 
     def emit(self, adj, node, original):
@@ -258,8 +269,6 @@ class _Lowering:
 
 @patch.applier
 def _apply(warp, journal):
-    import sys
-
     codegen, context = codegen_and_context(warp)
     types = sys.modules[codegen.__name__.rpartition(".")[0] + ".types"]
     needed = {
