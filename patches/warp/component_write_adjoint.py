@@ -54,15 +54,16 @@ subscripts from a name is keyed on this patch too
 (``_codegen.key_builds_apart``), and patched and unpatched builds never
 serve each other, in memory or in a shared kernel cache directory.
 
-Not backported.  Releases before 1.6.0, which have the bug too (1.5.1 gives
-zeros): they have no ``type_is_transformation`` to reach a transform's
-fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
+Not backported.  Releases before 1.6.0, which have the bug too (1.0.2 and
+1.5.1 give zeros): they have no ``type_is_transformation`` to reach a
+transform's fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
 ``ModuleHasher`` to key builds on; there the probe raises
-``ProbeCannotRun`` saying so, since nothing makes it pass.  Also 1.14.0's check of the slot's
-gradient in ``verify_fp`` builds (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's
-clearing of overwritten gradients on 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
-back, but a module loaded while patched keeps its build until Warp hashes it
-again.
+``ProbeCannotRun`` saying so, since nothing makes it pass.  Also 1.14.0's
+check of the slot's gradient in ``verify_fp`` builds
+(``FP_VERIFY_ADJ_SLOT``), and 1.13.0's clearing of overwritten gradients on
+1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
+back, but a module loaded while patched keeps its build until Warp hashes
+it again.
 
 The probe.  ``y[i].y = 2.0 * x[i]`` on the CPU under a tape, seeded with
 ones, which must give ``x.grad = [2, 2]``; before 1.6.0 it cannot run.
