@@ -43,6 +43,9 @@ nox.options.parallel = "auto"
 nox.options.allow_parallel = True
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = False
+# Each cell starts dozens of fresh interpreters that import CuPy or Warp; where PYTHONDONTWRITEBYTECODE is
+# set (as on CI's machines), each would compile them from source again: the venvs get bytecode at install.
+os.environ["UV_COMPILE_BYTECODE"] = "1"
 
 ARTEFACTS = ROOT / ".artefacts"
 MAIN_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -73,6 +73,10 @@ def _libraries() -> list[dict]:
         for cell in library["cells"]:
             _check_keys(f"matrix/{path.name}, cell {cell.get('name')!r}", cell, CELL_KEYS)
         libraries.append(library)
+    names = [cell["name"] for library in libraries for cell in library["cells"]]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"matrix/*.toml: cells named twice, one hiding the other: {', '.join(twice)}")
     return libraries
 
 

@@ -112,9 +112,16 @@ class Grid:
     def requirements(self, point: Point) -> list[str]:
         """The release and its environment's requirements; only the latter are forced over the release's pins."""
         distribution = self.libraries[point.library]["distribution"]
-        return [f"{distribution}=={point.release}", *self.overrides(point)]
+        return [f"{distribution}=={point.release}", *self.overrides(point), *self.projects(point)]
 
     def overrides(self, point: Point) -> list[str]:
+        return [value for value in self._values(point) if not value.startswith("./")]
+
+    def projects(self, point: Point) -> list[str]:
+        """The projects of this checkout the point installs (``./matrix/py314_emulation``), built into wheels."""
+        return [value for value in self._values(point) if value.startswith("./")]
+
+    def _values(self, point: Point) -> list[str]:
         dimensions = self.document["dimensions"]
         return [dimensions[name][value] for name, value in point.environment if dimensions[name][value]]
 
@@ -152,6 +159,16 @@ def build_gpushim() -> Path:
     return wheel
 
 
+def project_wheel(project: str) -> Path:
+    """The wheel of a project of this checkout, built once per run into ``.radar/wheel`` beside gpushim's."""
+    wheels = WORK / "wheel" / Path(project).name
+    if not wheels.exists():
+        command = ["uv", "build", "--quiet", "--wheel", "--out-dir", str(wheels), str(ROOT / project)]
+        _run(command, INSTALL_TIMEOUT).check_returncode()
+    (wheel,) = wheels.glob("*.whl")
+    return wheel
+
+
 def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     """Bring ``point``'s environment up to date, made afresh if its requirements changed; None, or why it failed."""
     venv = WORK / "venvs" / point.id
@@ -166,7 +183,8 @@ def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     overrides = venv / "radar-overrides.txt"
     overrides.write_text("".join(f"{requirement}\n" for requirement in grid.overrides(point)))
     install = ["uv", "pip", "install", "--quiet", "--python", str(python), "--only-binary", ":all:"]
-    install += ["--override", str(overrides), "--reinstall-package", "gpushim", *grid.requirements(point), str(wheel)]
+    requirements = [str(project_wheel(r)) if r in grid.projects(point) else r for r in grid.requirements(point)]
+    install += ["--override", str(overrides), "--reinstall-package", "gpushim", *requirements, str(wheel)]
     installed = _run(install, INSTALL_TIMEOUT)
     if installed.returncode:
         return f"uv pip install: {_last_line(installed.stderr)}"

@@ -45,7 +45,9 @@ class Patch:
     and :meth:`preparer` attaches what runs then (a patch may also have an
     ``apply``).  Beside ``only_with``, the environment gates are ``python``, a
     specifier of the Python version, and ``missing``, top-level modules that
-    the bug needs to be absent (found without importing them).
+    the bug needs to be absent (found without importing them) or attributes
+    written ``module:attribute.path`` (``ast:Constant.n``, looked up without
+    running code: no property or module ``__getattr__``).
     """
 
     __slots__ = (

@@ -431,9 +431,10 @@ class Registry:
                 return NOT_AFFECTED, f"the bug needs Python {patch.python}; this is Python {python}", release
             held.append(f"Python {python} {patch.python}")
         for missing in patch.missing:
-            if _findable(missing):
-                return NOT_AFFECTED, f"the bug needs no module named {missing}, and {missing} is found", release
-            held.append(f"no module named {missing}")
+            what = f"no attribute {missing}" if ":" in missing else f"no module named {missing}"
+            if (_holds if ":" in missing else _findable)(missing):
+                return NOT_AFFECTED, f"the bug needs {what}, and {missing} is found", release
+            held.append(what)
         return None, "; ".join(held), release
 
     def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
@@ -652,6 +653,26 @@ def _setuptools_has_distutils() -> bool:
     spec = PathFinder.find_spec("setuptools")
     folders = (spec.submodule_search_locations or []) if spec is not None else []
     return any(os.path.isfile(os.path.join(folder, "_distutils", "__init__.py")) for folder in folders)
+
+
+def _holds(path: str) -> bool:
+    """Whether ``module:attribute.path`` names something, looked up without running any code of it.
+
+    The module is imported to look (a patch names one its target imports
+    anyway).  Each step is read as :func:`inspect.getattr_static` reads it,
+    so no property, module ``__getattr__`` or deprecation warning runs.
+    """
+    from importlib import import_module
+    from inspect import getattr_static
+
+    module, _, names = path.partition(":")
+    owner = import_module(module)
+    try:
+        for name in names.split("."):
+            owner = getattr_static(owner, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:

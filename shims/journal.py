@@ -139,6 +139,14 @@ class _Namespace:
         return vars, (self.cls,)
 
 
+def _reduces_to_a_name(value: object) -> bool:
+    """Whether pickle saves ``value`` as a global: its ``__reduce__`` gives a name, not a recipe."""
+    try:
+        return isinstance(value.__reduce__(), str)
+    except Exception:
+        return False
+
+
 def _wrapper_type() -> Any:
     """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
     global _PatchedFunction
@@ -149,14 +157,15 @@ def _wrapper_type() -> Any:
     def raise_unless_picklable(original: object, patched: object, protocol: int) -> None:
         """Raise as pickling ``original`` would, unless pickle saves it by name, which now finds ``patched``.
 
-        Only functions and classes are saved by name: any other callable (a
-        fused kernel, say) is saved by value, whatever name it claims.
+        Functions and classes are saved by name, and so is what reduces to a
+        name (``functools.lru_cache``'s wrapper): any other callable (a fused
+        kernel, say) is saved by value, whatever name it claims.
         """
         import pickle
         import types
 
         found = None
-        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)):
+        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)) or _reduces_to_a_name(original):
             found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
         if found is not patched and getattr(found, "_self_parent", None) is not patched:
             pickle.dumps(original, protocol)

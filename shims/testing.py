@@ -99,12 +99,37 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
     if patch.python is not None:
         conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
-    if any(importlib.util.find_spec(name) is not None for name in patch.missing):
-        return NOT_AFFECTED
+    for name in patch.missing:
+        module, _, path = name.partition(":")
+        if _in_namespaces(module, path) if path else importlib.util.find_spec(name) is not None:
+            return NOT_AFFECTED
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
     return APPLIED if inside else NOT_AFFECTED
+
+
+def _in_namespaces(module: str, path: str) -> bool:
+    """Whether each name of dotted ``path`` is in the namespace of what the one before names, or of its type's MRO."""
+    owner = importlib.import_module(module)
+    for name in path.split("."):
+        spaces = owner.__mro__ if isinstance(owner, type) else (owner, *type(owner).__mro__)
+        found = [vars(space)[name] for space in spaces if name in vars(space)]
+        if not found:
+            return False
+        owner = found[0]
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def expected_states(ids: tuple[str, ...], distribution: str | None = None) -> dict[str, str]:
+    """The checked patches (``ids``, else :func:`installed_ids`) and the state each must reach.
+
+    Every check of every patch needs them: they are derived once per process,
+    from one read of the installed distributions, as the probes are asked once.
+    """
+    installed = installed_versions()
+    return {id: expected_state(id, installed) for id in ids or installed_ids(distribution)}
 
 
 def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
@@ -156,8 +181,12 @@ class Contract:
     ids: tuple[str, ...] = ()
     distribution: str | None = None
 
+    def checked(self) -> dict[str, str]:
+        """The checked patches, each with the state it must reach (see :func:`expected_states`)."""
+        return expected_states(tuple(self.ids), self.distribution)
+
     def checked_ids(self) -> tuple[str, ...]:
-        return tuple(self.ids) or tuple(installed_ids(self.distribution))
+        return tuple(self.checked())
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "id" in metafunc.fixturenames:
@@ -179,7 +208,7 @@ class Contract:
 
     @pytest.fixture
     def expected(self, id: str) -> str:
-        return expected_state(id)
+        return self.checked()[id]
 
     @pytest.fixture
     def target(self, id: str):
@@ -248,9 +277,8 @@ class Contract:
 
         if not runs_without_gpushim(id):
             return (id,)
-        return tuple(
-            other for other in self.checked_ids() if expected_state(other) == APPLIED and runs_without_gpushim(other)
-        )
+        checked = self.checked().items()
+        return tuple(other for other, state in checked if state == APPLIED and runs_without_gpushim(other))
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         gpushim.patch(id)

@@ -91,6 +91,12 @@ def _make_local():
     return local
 
 local = _make_local()
+
+import functools
+
+@functools.lru_cache(maxsize=None)
+def cached(x):  # pickled by name through the cache's own __reduce__, as warp.types.vector
+    return x + 1
 """
 
 # The user's program.  PRELUDE sets up the hostile condition; EARLY and LATE are
@@ -443,8 +449,9 @@ reads = {{
     "a static method read through its class": lambda: synthadv.Widget.make,
     "a callable that refuses pickling and copying": lambda: synthadv.refuses,
     "a callable that claims a function's name": lambda: synthadv.fused,
+    "a function cached by functools.lru_cache": lambda: synthadv.cached,
 }}
-functions = {{"a module's function", "a local function"}}
+functions = {{"a module's function", "a local function", "a function cached by functools.lru_cache"}}
 ways = {{"pickle": lambda value: pickle.loads(pickle.dumps(value)), "copy": copy.copy, "deepcopy": copy.deepcopy}}
 for label, read in reads.items():
     for way, act in ways.items():
@@ -463,7 +470,7 @@ IN_WIDGET = STANDALONE_PATCH.replace("journal.wrap(module,", "journal.wrap(modul
 PICKLED_PATCHES = {
     "size": IN_WIDGET,
     "make": IN_WIDGET,
-    **{name: STANDALONE_PATCH for name in ("local", "refuses", "fused")},
+    **{name: STANDALONE_PATCH for name in ("local", "refuses", "fused", "cached")},
 }
 
 

@@ -1,5 +1,6 @@
 """Patches that act before a module of their target executes, and the gates on the environment."""
 
+import contextlib
 import importlib
 import importlib.util
 import sys
@@ -205,6 +206,12 @@ def test_threads_importing_at_once_prepare_once_and_leak_nothing(prepared):
     [
         ({"missing": ("synthnowhere",)}, "applied", "no module named synthnowhere"),
         ({"missing": ("json",)}, "not-affected", "the bug needs no module named json, and json is found"),
+        ({"missing": ("json:nowhere",)}, "applied", "no attribute json:nowhere"),
+        (
+            {"missing": ("json:JSONDecoder.decode",)},
+            "not-affected",
+            "the bug needs no attribute json:JSONDecoder.decode, and json:JSONDecoder.decode is found",
+        ),
         ({"python": ">=3.8"}, "applied", f"Python {PYTHON} >=3.8"),
         ({"python": "<3"}, "not-affected", f"the bug needs Python <3; this is Python {PYTHON}"),
     ],
@@ -282,3 +289,26 @@ def test_a_patch_after_the_target_was_imported_prepares_a_module_that_executes_l
     registry.patch()
     assert import_extra(prepared).provider == f"{prepared.name}.extra"
     assert state_of(registry)["state"] == "applied"
+
+
+@pytest.mark.parametrize(
+    ("missing", "state"), [("synthlazy:Node.value", "not-affected"), ("synthlazy:served", "applied")]
+)
+def test_an_attribute_the_bug_needs_missing_is_looked_up_without_running_code(prepared, syspath, missing, state):
+    """A property is found without being read; what only a module ``__getattr__`` serves counts as missing."""
+    ran = "raise AssertionError('ran')"
+    lines = [
+        "def __getattr__(name):",
+        f"    {ran}",
+        "class Node:",
+        "    @property",
+        "    def value(self):",
+        f"        {ran}",
+    ]
+    (syspath / "synthlazy.py").write_text("\n".join(lines) + "\n")
+    importlib.invalidate_caches()
+    registry = registry_for(before_patch(prepared, missing=(missing,)))
+    registry.patch()
+    with contextlib.suppress(ModuleNotFoundError):
+        import_extra(prepared)
+    assert state_of(registry)["state"] == state

@@ -47,3 +47,9 @@ def test_a_cell_without_a_required_key_raises(matrix):
     (matrix / "warp.toml").write_text(LIBRARY.replace("gpu = false\n", ""))
     with pytest.raises(ValueError, match=r"^matrix/warp\.toml, cell 'warp-1\.6\.0': no 'gpu'; the keys are"):
         cells.load_cells()
+
+
+def test_a_cell_named_twice_raises_instead_of_one_hiding_the_other(matrix):
+    (matrix / "warp.toml").write_text(LIBRARY + LIBRARY.split("\n", 2)[2])
+    with pytest.raises(ValueError, match="cells named twice, one hiding the other: warp-1.6.0"):
+        cells.load_cells()
