@@ -3,7 +3,8 @@
 A :class:`Registry` holds the libraries of a catalogue and what became of
 each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
-modules, gating each on the installed release and running its ``apply``.
+modules, gating each on the installed release (:mod:`gpushim.gate`) and
+running its ``apply``.
 Everything that can go wrong in there is caught (``SystemExit`` and any other
 ``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
 must succeed even when a patch cannot be loaded or applied, unless
@@ -20,7 +21,7 @@ from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
 from .locks import ForkSafeRLock
-from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -245,6 +246,7 @@ class Registry:
         found for ``name``, and on the environment.  A preparer that fails
         leaves the import as without gpushim; strict mode raises.
         """
+        from .gate import gate
         from .journal import Journal
         from .releases import Listings
 
@@ -258,7 +260,7 @@ class Registry:
                 if earlier is not None:
                     earlier.undo()
                 try:
-                    state, reason, outcome.release = self._gate(patch, module, listings, name)
+                    state, reason, outcome.release = gate(patch, self._libraries[id], module, listings, name)
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
@@ -346,17 +348,22 @@ class Registry:
 
     def _settle_unprepared(self, id: str, outcome: _Outcome, listings: Listings) -> None:
         """The state of a before-exec patch whose module executed without its preparer, if it has."""
+        from .gate import gate
+
         patch = self[id]
         if id in self._prepared or not is_imported(patch.before):
             return
-        state, reason, outcome.release = self._gate(patch, None, listings)
+        state, reason, outcome.release = gate(patch, self._libraries[id], None, listings)
         if state is None:
             state, reason = INACTIVE, f"{patch.before} executed before gpushim.patch() was called"
         outcome.state, outcome.reason = state, reason
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
+        from .gate import gate
+
         patch = self[id]
-        state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target), listings)
+        library = self._libraries[id]
+        state, reason, outcome.release = gate(patch, library, sys.modules.get(library.target), listings)
         if state is not None:
             outcome.state, outcome.reason = state, reason
             return
@@ -391,57 +398,14 @@ class Registry:
         report.log("error", message)
         return message
 
-    def _gate(
-        self, patch: Patch, module: ModuleType | None, listings: Listings | None, name: str | None = None
-    ) -> tuple[str | None, str, Release | None]:
-        """``(state, reason, release)`` when the install decides the patch's state, else ``(None, why, release)``.
-
-        The release is read now, starting from ``module`` (the target, or the
-        module ``name`` of it about to execute) when there is one: the
-        distribution whose folder holds it, and whose version agrees with its
-        ``__version__``.  ``why`` says which conditions of the environment
-        hold, in words a user can act on.  Raises :class:`TargetMismatch` when
-        the release cannot be told.
-        """
-        from . import releases
-
-        library = self._libraries[patch.id]
-        if module is None:
-            found = releases.installed(library.distributions, listings)
-        else:
-            origin = getattr(module, "__file__", None)
-            found = releases.installed_with(name or library.target, origin, library.distributions, listings)
-        if not found:
-            return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
-        release = _release_of(module, found)
-        distribution, version = release
-        if not releases.is_affected(version, patch.affected):
-            return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
-        held = []
-        for other, specifier in patch.only_with.items():
-            theirs = _dependency_release(other, listings)
-            if theirs is None:
-                return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
-            if not releases.is_affected(_version(theirs), specifier):
-                return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs)} is outside", release
-            held.append(f"{' '.join(theirs)} {specifier}")
-        if patch.python is not None:
-            python = ".".join(map(str, sys.version_info[:3]))
-            if not releases.is_affected(python, patch.python):
-                return NOT_AFFECTED, f"the bug needs Python {patch.python}; this is Python {python}", release
-            held.append(f"Python {python} {patch.python}")
-        for missing in patch.missing:
-            if _findable(missing):
-                return NOT_AFFECTED, f"the bug needs no module named {missing}, and {missing} is found", release
-            held.append(f"no module named {missing}")
-        return None, "; ".join(held), release
-
     def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
         """The state a patch not applied here has, or will have once its target is imported."""
+        from .gate import gate
+
         target = self._libraries[id].target
         try:
             module = sys.modules.get(target) if is_imported(target) else None
-            state, reason, release = self._gate(self[id], module, listings)
+            state, reason, release = gate(self[id], self._libraries[id], module, listings)
         except KeyboardInterrupt:
             raise
         except BaseException as error:
@@ -575,83 +539,6 @@ def _each(calls: Iterable[Callable[[], None]]) -> str:
         except Exception as error:
             raised.append(str(error))
     return "; ".join(raised)
-
-
-def _version(release: tuple[str, str | None]) -> str:
-    distribution, version = release
-    if not isinstance(version, str):
-        raise TargetMismatch(f"the metadata of {distribution} has no Version")
-    return version
-
-
-def _release_of(module: ModuleType | None, found: list[tuple[str, str | None]]) -> Release:
-    """The installed distribution that ``module`` came from.
-
-    When the imported module states a ``__version__``, one of the installs
-    must agree with it: a mismatch means the module on ``sys.path`` is not
-    the release the metadata describes (a source tree or two distributions
-    side by side), and patching it would be a guess.
-    """
-    from . import releases
-
-    declared = getattr(module, "__version__", None)
-    if not isinstance(declared, str):
-        return found[0][0], _version(found[0])
-    for distribution, version in found:
-        if version is not None and releases.same_release(version, declared):
-            return distribution, version
-    installed = ", ".join(f"{distribution} {version}" for distribution, version in found)
-    raise TargetMismatch(f"{module.__name__}.__version__ is {declared} but the installed distribution says {installed}")
-
-
-def _dependency_release(distribution: str, listings: Listings | None) -> tuple[str, str | None] | None:
-    """The release of ``distribution`` that the process runs with: its module's ``__version__`` once imported.
-
-    The module is the distribution's name written as an import name
-    (``numpy``); before it is imported, or when it states no version, the
-    first install on the path says.
-    """
-    from . import releases
-
-    name = distribution.lower().replace("-", "_")
-    if is_imported(name):
-        declared = getattr(sys.modules[name], "__version__", None)
-        if isinstance(declared, str):
-            return distribution, declared
-    found = releases.installed((distribution,), listings)
-    return found[0] if found else None
-
-
-def _findable(name: str) -> bool:
-    """Whether top-level module ``name`` is imported or one of the finders on ``sys.meta_path`` finds it.
-
-    Finding it imports nothing, but setuptools' ``_distutils_hack`` finds
-    ``distutils`` by importing ``setuptools._distutils``, and setuptools
-    with it (about 270 modules): for that finder, the path is searched for
-    that package instead.
-    """
-    if name in sys.modules:
-        return True
-    for finder in list(sys.meta_path):
-        try:
-            if type(finder).__module__ == "_distutils_hack":
-                found = name == "distutils" and _setuptools_has_distutils()
-            else:
-                found = getattr(finder, "find_spec", lambda *_: None)(name, None) is not None
-        except Exception:
-            return True  # a finder that fails cannot be said to lack it
-        if found:
-            return True
-    return False
-
-
-def _setuptools_has_distutils() -> bool:
-    import os
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec("setuptools")
-    folders = (spec.submodule_search_locations or []) if spec is not None else []
-    return any(os.path.isfile(os.path.join(folder, "_distutils", "__init__.py")) for folder in folders)
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:
