@@ -266,15 +266,8 @@ class Registry:
                         continue
                     journal = Journal(module, outcome.release)
                     journals.append(journal)
-                    try:
-                        patch.prepare(module, journal)
-                    except NotAffected as why:
-                        journal.undo()
-                        outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+                    if not _run(patch.prepare, module, journal, outcome):
                         continue
-                    except BaseException:
-                        journal.undo()
-                        raise
                     self._prepared[id] = journal
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
@@ -370,15 +363,8 @@ class Registry:
         from .journal import Journal
 
         journal = Journal(release=outcome.release)
-        try:
-            patch.apply(module, journal)
-        except NotAffected as why:
-            journal.undo()
-            outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+        if not _run(patch.apply, module, journal, outcome):
             return
-        except BaseException:
-            journal.undo()
-            raise
         outcome.journal, outcome.module = journal, module
         outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
         report.log("info", f"{id} applied to {' '.join(outcome.release)}")
@@ -482,6 +468,24 @@ class Registry:
 
         listings = Listings()
         return [self.record(id, listings) for id in self._libraries] + list(self._problems)
+
+
+def _run(step: Callable[[ModuleType, Journal], None], module: ModuleType, journal: Journal, outcome: _Outcome) -> bool:
+    """Run a patch's ``prepare`` or ``apply`` on ``module`` into ``journal``; whether it changed what it wanted.
+
+    What it did is undone when it raises: :class:`NotAffected` settles the
+    outcome, anything else goes on to the caller, which fails the patch.
+    """
+    try:
+        step(module, journal)
+    except NotAffected as why:
+        journal.undo()
+        outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+        return False
+    except BaseException:
+        journal.undo()
+        raise
+    return True
 
 
 def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
