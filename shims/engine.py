@@ -68,8 +68,8 @@ class Registry:
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
         self._prepared: dict[str, Journal] = {}  # what each before-exec patch's preparer did
-        self._preparing: set[str] = set()  # the modules whose execution before-exec patches wait for
-        self._late: set[str] = set()
+        self._modules_with_preparers: set[str] = set()  # the modules whose execution before-exec patches wait for
+        self._imported_before_patch: set[str] = set()  # targets whose names may hold unpatched originals
         self._strict = False
         self._lock = ForkSafeRLock()
 
@@ -129,7 +129,7 @@ class Registry:
                     outcome = self._outcomes[id] = _Outcome(PENDING, target)
                 if outcome.waits_for not in names:
                     names.append(outcome.waits_for)
-            self._late.update(name for name in names if name in sys.modules)
+            self._imported_before_patch.update(name for name in names if name in sys.modules)
             self._watch(names)
         self._apply_to_imported(names)
         if not ids:
@@ -154,7 +154,7 @@ class Registry:
         for name in names:
             if name not in self._watched:
                 hooks.watch(name, self._on_import)
-                hooks.before_executing(name, self._on_target_executing)
+                hooks.before_executing(name, self._arm_preparers)
         self._watched.update(names)
 
     def _apply_to_imported(self, names: list[str]) -> None:
@@ -190,11 +190,11 @@ class Registry:
                 if not self._waiting_for(name):
                     self._watched.discard(name)
                     hooks.forget(name, self._on_import)
-                    hooks.forget_preparation(name, self._on_target_executing)
+                    hooks.forget_preparation(name, self._arm_preparers)
             needed = {self._declarations[id].before for id in self._outcomes if id in self._declarations}
-            for name in self._preparing - needed:
-                self._preparing.discard(name)
-                hooks.forget_preparation(name, self._on_executing)
+            for name in self._modules_with_preparers - needed:
+                self._modules_with_preparers.discard(name)
+                hooks.forget_preparation(name, self._run_preparers)
         for message in failures:
             report.warn(message)
         if failures and switches.strict():
@@ -208,7 +208,7 @@ class Registry:
             if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
         ]
 
-    def _on_target_executing(self, name: str, module: ModuleType):
+    def _arm_preparers(self, name: str, module: ModuleType):
         """Have the modules that pending patches act before call back, now that target ``name`` begins executing.
 
         Declarations are loaded here, not earlier, so that ``gpushim.patch()``
@@ -216,12 +216,12 @@ class Registry:
         they name.  A declaration that cannot be loaded fails after the import.
         """
         with self._lock:
-            befores = self._prepare_before(name)
+            befores = self._arm_preparers_of(name)
         if name in befores:
-            return self._on_executing(name, module)
+            return self._run_preparers(name, module)
         return None
 
-    def _prepare_before(self, name: str) -> list[str]:
+    def _arm_preparers_of(self, name: str) -> list[str]:
         """Have the modules that the patches waiting for ``name`` act before call back; their names. Lock held."""
         befores = []
         for id in self._waiting_for(name):
@@ -234,12 +234,12 @@ class Registry:
             if patch.before is not None and patch.before not in befores:
                 befores.append(patch.before)
         for before in befores:
-            if before not in self._preparing:
-                self._preparing.add(before)
-                hooks.before_executing(before, self._on_executing)
+            if before not in self._modules_with_preparers:
+                self._modules_with_preparers.add(before)
+                hooks.before_executing(before, self._run_preparers)
         return befores
 
-    def _on_executing(self, name: str, module: ModuleType):
+    def _run_preparers(self, name: str, module: ModuleType):
         """Run the preparers of the patches that act before module ``name``; what withdraws what they provided.
 
         Each is gated on the release that owns the file the import system
@@ -301,9 +301,9 @@ class Registry:
 
         failures, modules, listings = [], [], Listings()
         with self._lock:
-            late = name in self._late
-            self._late.discard(name)
-            self._prepare_before(name)  # for a module of the target not executed yet, when patch() came late
+            patched_late = name in self._imported_before_patch
+            self._imported_before_patch.discard(name)
+            self._arm_preparers_of(name)  # for a module of the target not executed yet, when patch() came late
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
                 if outcome.module is module and outcome.execution == hooks.executions(name):
@@ -333,7 +333,7 @@ class Registry:
             self._watch(modules)
         for message in failures:
             report.warn(message)
-        if late:
+        if patched_late:
             _warn_about_stale_names(name, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
