@@ -100,7 +100,7 @@ def test_a_child_forked_while_another_thread_patches_can_use_gpushim(site):
     assert finished.stdout.splitlines() == ["child pending", "parent applied"], finished.stderr
 
 
-@pytest.mark.parametrize("module", ["gpushim", "gpushim.importhook", "gpushim.journal"])
+@pytest.mark.parametrize("module", ["gpushim", "gpushim.importhook", "gpushim.journal", "gpushim.wrappers"])
 def test_reloading_a_module_of_gpushim_keeps_what_it_did(site, module):
     """As ``%autoreload`` does to an editable install: the target imported again is patched, and unpatch() undoes
     the patch."""
