@@ -266,11 +266,13 @@ class Registry:
                         continue
                     journal = Journal(module, outcome.release)
                     journals.append(journal)
-                    if not _run(patch.prepare, module, journal, outcome):
+                    # catalogue.validate refuses a patch that acts before a module and declares no preparer
+                    if not _run(patch.prepare, module, journal, outcome):  # pyright: ignore[reportArgumentType]
                         continue
                     self._prepared[id] = journal
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
-                    report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
+                    # the gate reads a release wherever it leaves the state to the patch
+                    report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
                 except KeyboardInterrupt:
                     raise
                 except BaseException as error:
@@ -314,8 +316,9 @@ class Registry:
                 try:
                     if not isinstance(module, type(sys)):
                         raise TargetMismatch(f"sys.modules[{name!r}] is a {type(module).__name__}, not a module")
-                    if self[id].before is not None and self[id].apply is None:
-                        self._settle_unprepared(id, outcome, listings)
+                    before = self[id].before
+                    if before is not None and self[id].apply is None:
+                        self._settle_unprepared(id, before, outcome, listings)
                         continue
                     own = module_of(self[id])
                     if own is not None and own != name:
@@ -328,7 +331,11 @@ class Registry:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
-            journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
+            journals = [
+                outcome.journal
+                for outcome in self._outcomes.values()
+                if outcome.module is module and outcome.journal is not None
+            ]
             modules = list(dict.fromkeys(modules))
             self._watch(modules)
         for message in failures:
@@ -339,16 +346,16 @@ class Registry:
             raise PatchError("; ".join(failures))
         self._apply_to_imported(modules)
 
-    def _settle_unprepared(self, id: str, outcome: _Outcome, listings: Listings) -> None:
-        """The state of a before-exec patch whose module executed without its preparer, if it has."""
+    def _settle_unprepared(self, id: str, before: str, outcome: _Outcome, listings: Listings) -> None:
+        """The state of a before-exec patch whose module ``before`` executed without its preparer, if it has."""
         from .gate import gate
 
         patch = self[id]
-        if id in self._prepared or not is_imported(patch.before):
+        if id in self._prepared or not is_imported(before):
             return
         state, reason, outcome.release = gate(patch, self._libraries[id], None, listings)
         if state is None:
-            state, reason = INACTIVE, f"{patch.before} executed before gpushim.patch() was called"
+            state, reason = INACTIVE, f"{before} executed before gpushim.patch() was called"
         outcome.state, outcome.reason = state, reason
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
@@ -363,11 +370,13 @@ class Registry:
         from .journal import Journal
 
         journal = Journal(release=outcome.release)
-        if not _run(patch.apply, module, journal, outcome):
+        # _on_import settles a preparer-only patch before this; catalogue.validate refuses one with neither
+        if not _run(patch.apply, module, journal, outcome):  # pyright: ignore[reportArgumentType]
             return
         outcome.journal, outcome.module = journal, module
         outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
-        report.log("info", f"{id} applied to {' '.join(outcome.release)}")
+        # the gate reads a release wherever it leaves the state to the patch
+        report.log("info", f"{id} applied to {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
 
     def _fail(self, id: str, outcome: _Outcome, error: BaseException) -> str:
         """Record ``id`` as failed; the message names the patch, the release and the reason."""
@@ -429,7 +438,7 @@ class Registry:
             outcome = self._outcomes.get(id)
             settled = outcome is not None and outcome.state not in (PENDING, DISABLED) and not self._unfinished(id)
         off = {id} if outcome is not None and outcome.state == DISABLED else switches.disabled(self.ids)
-        if settled:
+        if settled and outcome is not None:
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
             state, reason, release = self._forecast(id, off, listings)
@@ -460,7 +469,8 @@ class Registry:
         outcome = self._outcomes[id]
         if outcome.state != APPLIED or outcome.journal is not None or id not in self._prepared:
             return False
-        return not (is_imported(self._libraries[id].target) and is_imported(self._declarations[id].before))
+        before = self._declarations[id].before  # a module to prepare: what self._prepared holds has one
+        return not (is_imported(self._libraries[id].target) and before is not None and is_imported(before))
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`), then one per problem."""

@@ -56,9 +56,10 @@ def gate(
         theirs = _dependency_release(other, listings)
         if theirs is None:
             return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
-        if not releases.is_affected(_version(theirs), specifier):
-            return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs)} is outside", release
-        held.append(f"{' '.join(theirs)} {specifier}")
+        their_version = _version(theirs)
+        if not releases.is_affected(their_version, specifier):
+            return NOT_AFFECTED, f"the bug needs {other} {specifier}; {theirs[0]} {their_version} is outside", release
+        held.append(f"{theirs[0]} {their_version} {specifier}")
     if patch.python is not None:
         python = ".".join(map(str, sys.version_info[:3]))
         if not releases.is_affected(python, patch.python):
@@ -87,7 +88,7 @@ def _release_of(module: ModuleType | None, found: list[tuple[str, str | None]]) 
     side by side), and patching it would be a guess.
     """
     declared = getattr(module, "__version__", None)
-    if not isinstance(declared, str):
+    if module is None or not isinstance(declared, str):
         return found[0][0], _version(found[0])
     for distribution, version in found:
         if version is not None and releases.same_release(version, declared):

@@ -195,7 +195,7 @@ class Journal:
         elif self.executing is None or not isinstance(owner, type(sys)):
             raise TypeError("only the journal of a preparer lends, and only a module's name, unless shared=True")
         else:
-            provided.lend(self.executing, owner, name, value)
+            provided.lend(self.executing, owner, name, value)  # pyright: ignore[reportArgumentType]  (a module, checked)
         self.lent.append((owner, name, value, shared))
         self.lent_names.append(f"{_describe(owner)}.{name}")
         return value
@@ -213,12 +213,12 @@ class Journal:
         stuck = []
         while self.provided:
             name, module = self.provided.popitem()
-            provided.withdraw(self.executing, name, module)
+            provided.withdraw(self.executing, name, module)  # pyright: ignore[reportArgumentType]  (see provide)
         while self.lent:
             owner, name, value, shared = self.lent.pop()
             try:
                 if not shared:
-                    provided.take_back(self.executing, owner, name, value)
+                    provided.take_back(self.executing, owner, name, value)  # pyright: ignore[reportArgumentType]  (see lend)
                 elif vars(owner).get(name) is value:
                     delattr(owner, name)
             except Exception as error:
