@@ -49,7 +49,7 @@ import wrapt  # noqa: E402
 from timing import fastest_per_call_us, print_sites  # noqa: E402
 
 import gpushim  # noqa: E402
-from gpushim import journal  # noqa: E402
+from gpushim import wrappers  # noqa: E402
 
 FAKE_POINTER = 0x7F00_0000_1000
 
@@ -78,7 +78,7 @@ def patched_on(patch_id: str, owner_of, name: str):
 
 def do_nothing_gpushim(original, owner: object, name: str):
     """What ``journal.wrap`` would bind at ``owner.name`` for a wrapper that only calls ``original``."""
-    wrapper = journal._wrapper_type()(original, pass_through)
+    wrapper = wrappers.wrapper_type()(original, pass_through)
     wrapper._self_home = (owner, name)
     wrapper._self_retired = False
     return wrapper

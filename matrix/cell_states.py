@@ -2,7 +2,7 @@
 
 Imports ``gpushim.auto`` and then each installed target (and the module a
 patch changes, where that is another), as a user would,
-and compares ``gpushim.status()`` with :func:`gpushim.testing.expected_state`.
+and compares ``gpushim.status()`` with :func:`gpushim.expectations.expected_state`.
 Prints the status records and where they were obtained, for ``compare``.
 """
 
@@ -16,7 +16,7 @@ import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
 from gpushim.device import cuda_present
 from gpushim.engine import module_of
-from gpushim.testing import expected_state, installed_versions
+from gpushim.expectations import expected_state, installed_versions
 
 
 def main() -> int:

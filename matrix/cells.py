@@ -3,7 +3,7 @@
 A cell is a name, the requirements it installs and whether it has a GPU half.
 What each patch must do there is not written in the cell: it follows from the
 patch's declaration (``affected``, ``only_with``) and the releases installed,
-computed by :func:`gpushim.testing.expected_state` with :mod:`importlib.metadata`
+computed by :func:`gpushim.expectations.expected_state` with :mod:`importlib.metadata`
 and :mod:`packaging`, apart from gpushim's own gate, so that the matrix checks
 that gate and cannot leave a new patch unchecked.
 """

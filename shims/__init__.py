@@ -20,9 +20,10 @@ from .locks import ForkSafeRLock
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from .engine import Registry
-    from .journal import Journal, PatchedProperty
+    from .journal import Journal
     from .shape import Parameters, expect, expect_lines, expect_reads, expect_same
     from .states import Record
+    from .wrappers import PatchedProperty
 
 __version__ = "0.3.0"
 __all__ = [
@@ -57,7 +58,7 @@ _making_registry = globals().get("_making_registry") or ForkSafeRLock()  # one r
 # ``import gpushim.auto`` within its budget.
 _KIT = {
     "Journal": "journal",
-    "PatchedProperty": "journal",
+    "PatchedProperty": "wrappers",
     "Parameters": "shape",
     "expect": "shape",
     "expect_lines": "shape",

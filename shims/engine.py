@@ -3,7 +3,8 @@
 A :class:`Registry` holds the libraries of a catalogue and what became of
 each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
-modules, gating each on the installed release and running its ``apply``.
+modules, gating each on the installed release (:mod:`gpushim.gate`) and
+running its ``apply``.
 Everything that can go wrong in there is caught (``SystemExit`` and any other
 ``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
 must succeed even when a patch cannot be loaded or applied, unless
@@ -20,7 +21,7 @@ from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
 from .locks import ForkSafeRLock
-from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ class Registry:
         self._outcomes: dict[str, _Outcome] = {}
         self._watched: set[str] = set()
         self._prepared: dict[str, Journal] = {}  # what each before-exec patch's preparer did
-        self._preparing: set[str] = set()  # the modules whose execution before-exec patches wait for
-        self._late: set[str] = set()
+        self._modules_with_preparers: set[str] = set()  # the modules whose execution before-exec patches wait for
+        self._imported_before_patch: set[str] = set()  # targets whose names may hold unpatched originals
         self._strict = False
         self._lock = ForkSafeRLock()
 
@@ -128,7 +129,7 @@ class Registry:
                     outcome = self._outcomes[id] = _Outcome(PENDING, target)
                 if outcome.waits_for not in names:
                     names.append(outcome.waits_for)
-            self._late.update(name for name in names if name in sys.modules)
+            self._imported_before_patch.update(name for name in names if name in sys.modules)
             self._watch(names)
         self._apply_to_imported(names)
         if not ids:
@@ -153,7 +154,7 @@ class Registry:
         for name in names:
             if name not in self._watched:
                 hooks.watch(name, self._on_import)
-                hooks.before_executing(name, self._on_target_executing)
+                hooks.before_executing(name, self._arm_preparers)
         self._watched.update(names)
 
     def _apply_to_imported(self, names: list[str]) -> None:
@@ -189,11 +190,11 @@ class Registry:
                 if not self._waiting_for(name):
                     self._watched.discard(name)
                     hooks.forget(name, self._on_import)
-                    hooks.forget_preparation(name, self._on_target_executing)
+                    hooks.forget_preparation(name, self._arm_preparers)
             needed = {self._declarations[id].before for id in self._outcomes if id in self._declarations}
-            for name in self._preparing - needed:
-                self._preparing.discard(name)
-                hooks.forget_preparation(name, self._on_executing)
+            for name in self._modules_with_preparers - needed:
+                self._modules_with_preparers.discard(name)
+                hooks.forget_preparation(name, self._run_preparers)
         for message in failures:
             report.warn(message)
         if failures and switches.strict():
@@ -207,7 +208,7 @@ class Registry:
             if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
         ]
 
-    def _on_target_executing(self, name: str, module: ModuleType):
+    def _arm_preparers(self, name: str, module: ModuleType):
         """Have the modules that pending patches act before call back, now that target ``name`` begins executing.
 
         Declarations are loaded here, not earlier, so that ``gpushim.patch()``
@@ -215,12 +216,12 @@ class Registry:
         they name.  A declaration that cannot be loaded fails after the import.
         """
         with self._lock:
-            befores = self._prepare_before(name)
+            befores = self._arm_preparers_of(name)
         if name in befores:
-            return self._on_executing(name, module)
+            return self._run_preparers(name, module)
         return None
 
-    def _prepare_before(self, name: str) -> list[str]:
+    def _arm_preparers_of(self, name: str) -> list[str]:
         """Have the modules that the patches waiting for ``name`` act before call back; their names. Lock held."""
         befores = []
         for id in self._waiting_for(name):
@@ -233,18 +234,19 @@ class Registry:
             if patch.before is not None and patch.before not in befores:
                 befores.append(patch.before)
         for before in befores:
-            if before not in self._preparing:
-                self._preparing.add(before)
-                hooks.before_executing(before, self._on_executing)
+            if before not in self._modules_with_preparers:
+                self._modules_with_preparers.add(before)
+                hooks.before_executing(before, self._run_preparers)
         return befores
 
-    def _on_executing(self, name: str, module: ModuleType):
+    def _run_preparers(self, name: str, module: ModuleType):
         """Run the preparers of the patches that act before module ``name``; what withdraws what they provided.
 
         Each is gated on the release that owns the file the import system
         found for ``name``, and on the environment.  A preparer that fails
         leaves the import as without gpushim; strict mode raises.
         """
+        from .gate import gate
         from .journal import Journal
         from .releases import Listings
 
@@ -258,24 +260,19 @@ class Registry:
                 if earlier is not None:
                     earlier.undo()
                 try:
-                    state, reason, outcome.release = self._gate(patch, module, listings, name)
+                    state, reason, outcome.release = gate(patch, self._libraries[id], module, listings, name)
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
                     journal = Journal(module, outcome.release)
                     journals.append(journal)
-                    try:
-                        patch.prepare(module, journal)
-                    except NotAffected as why:
-                        journal.undo()
-                        outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+                    # catalogue.validate refuses a patch that acts before a module and declares no preparer
+                    if not _run(patch.prepare, module, journal, outcome):  # pyright: ignore[reportArgumentType]
                         continue
-                    except BaseException:
-                        journal.undo()
-                        raise
                     self._prepared[id] = journal
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
-                    report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
+                    # the gate reads a release wherever it leaves the state to the patch
+                    report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
                 except KeyboardInterrupt:
                     raise
                 except BaseException as error:
@@ -306,9 +303,9 @@ class Registry:
 
         failures, modules, listings = [], [], Listings()
         with self._lock:
-            late = name in self._late
-            self._late.discard(name)
-            self._prepare_before(name)  # for a module of the target not executed yet, when patch() came late
+            patched_late = name in self._imported_before_patch
+            self._imported_before_patch.discard(name)
+            self._arm_preparers_of(name)  # for a module of the target not executed yet, when patch() came late
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
                 if outcome.module is module and outcome.execution == hooks.executions(name):
@@ -319,8 +316,9 @@ class Registry:
                 try:
                     if not isinstance(module, type(sys)):
                         raise TargetMismatch(f"sys.modules[{name!r}] is a {type(module).__name__}, not a module")
-                    if self[id].before is not None and self[id].apply is None:
-                        self._settle_unprepared(id, outcome, listings)
+                    before = self[id].before
+                    if before is not None and self[id].apply is None:
+                        self._settle_unprepared(id, before, outcome, listings)
                         continue
                     own = module_of(self[id])
                     if own is not None and own != name:
@@ -333,48 +331,52 @@ class Registry:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
-            journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
+            journals = [
+                outcome.journal
+                for outcome in self._outcomes.values()
+                if outcome.module is module and outcome.journal is not None
+            ]
             modules = list(dict.fromkeys(modules))
             self._watch(modules)
         for message in failures:
             report.warn(message)
-        if late:
+        if patched_late:
             _warn_about_stale_names(name, journals)
         if failures and self._strict:
             raise PatchError("; ".join(failures))
         self._apply_to_imported(modules)
 
-    def _settle_unprepared(self, id: str, outcome: _Outcome, listings: Listings) -> None:
-        """The state of a before-exec patch whose module executed without its preparer, if it has."""
+    def _settle_unprepared(self, id: str, before: str, outcome: _Outcome, listings: Listings) -> None:
+        """The state of a before-exec patch whose module ``before`` executed without its preparer, if it has."""
+        from .gate import gate
+
         patch = self[id]
-        if id in self._prepared or not is_imported(patch.before):
+        if id in self._prepared or not is_imported(before):
             return
-        state, reason, outcome.release = self._gate(patch, None, listings)
+        state, reason, outcome.release = gate(patch, self._libraries[id], None, listings)
         if state is None:
-            state, reason = INACTIVE, f"{patch.before} executed before gpushim.patch() was called"
+            state, reason = INACTIVE, f"{before} executed before gpushim.patch() was called"
         outcome.state, outcome.reason = state, reason
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
+        from .gate import gate
+
         patch = self[id]
-        state, reason, outcome.release = self._gate(patch, sys.modules.get(self._libraries[id].target), listings)
+        library = self._libraries[id]
+        state, reason, outcome.release = gate(patch, library, sys.modules.get(library.target), listings)
         if state is not None:
             outcome.state, outcome.reason = state, reason
             return
         from .journal import Journal
 
         journal = Journal(release=outcome.release)
-        try:
-            patch.apply(module, journal)
-        except NotAffected as why:
-            journal.undo()
-            outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+        # _on_import settles a preparer-only patch before this; catalogue.validate refuses one with neither
+        if not _run(patch.apply, module, journal, outcome):  # pyright: ignore[reportArgumentType]
             return
-        except BaseException:
-            journal.undo()
-            raise
         outcome.journal, outcome.module = journal, module
         outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
-        report.log("info", f"{id} applied to {' '.join(outcome.release)}")
+        # the gate reads a release wherever it leaves the state to the patch
+        report.log("info", f"{id} applied to {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
 
     def _fail(self, id: str, outcome: _Outcome, error: BaseException) -> str:
         """Record ``id`` as failed; the message names the patch, the release and the reason."""
@@ -391,58 +393,14 @@ class Registry:
         report.log("error", message)
         return message
 
-    def _gate(
-        self, patch: Patch, module: ModuleType | None, listings: Listings | None, name: str | None = None
-    ) -> tuple[str | None, str, Release | None]:
-        """``(state, reason, release)`` when the install decides the patch's state, else ``(None, why, release)``.
-
-        The release is read now, starting from ``module`` (the target, or the
-        module ``name`` of it about to execute) when there is one: the
-        distribution whose folder holds it, and whose version agrees with its
-        ``__version__``.  ``why`` says which conditions of the environment
-        hold, in words a user can act on.  Raises :class:`TargetMismatch` when
-        the release cannot be told.
-        """
-        from . import releases
-
-        library = self._libraries[patch.id]
-        if module is None:
-            found = releases.installed(library.distributions, listings)
-        else:
-            origin = getattr(module, "__file__", None)
-            found = releases.installed_with(name or library.target, origin, library.distributions, listings)
-        if not found:
-            return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
-        release = _release_of(module, found)
-        distribution, version = release
-        if not releases.is_affected(version, patch.affected):
-            return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
-        held = []
-        for other, specifier in patch.only_with.items():
-            theirs = _dependency_release(other, listings)
-            if theirs is None:
-                return NOT_AFFECTED, f"the bug needs {other} {specifier}, which is not installed", release
-            if not releases.is_affected(_version(theirs), specifier):
-                return NOT_AFFECTED, f"the bug needs {other} {specifier}; {' '.join(theirs)} is outside", release
-            held.append(f"{' '.join(theirs)} {specifier}")
-        if patch.python is not None:
-            python = ".".join(map(str, sys.version_info[:3]))
-            if not releases.is_affected(python, patch.python):
-                return NOT_AFFECTED, f"the bug needs Python {patch.python}; this is Python {python}", release
-            held.append(f"Python {python} {patch.python}")
-        for missing in patch.missing:
-            what = f"no attribute {missing}" if ":" in missing else f"no module named {missing}"
-            if (_holds if ":" in missing else _findable)(missing):
-                return NOT_AFFECTED, f"the bug needs {what}, and {missing} is found", release
-            held.append(what)
-        return None, "; ".join(held), release
-
     def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
         """The state a patch not applied here has, or will have once its target is imported."""
+        from .gate import gate
+
         target = self._libraries[id].target
         try:
             module = sys.modules.get(target) if is_imported(target) else None
-            state, reason, release = self._gate(self[id], module, listings)
+            state, reason, release = gate(self[id], self._libraries[id], module, listings)
         except KeyboardInterrupt:
             raise
         except BaseException as error:
@@ -480,7 +438,7 @@ class Registry:
             outcome = self._outcomes.get(id)
             settled = outcome is not None and outcome.state not in (PENDING, DISABLED) and not self._unfinished(id)
         off = {id} if outcome is not None and outcome.state == DISABLED else switches.disabled(self.ids)
-        if settled:
+        if settled and outcome is not None:
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
             state, reason, release = self._forecast(id, off, listings)
@@ -511,7 +469,8 @@ class Registry:
         outcome = self._outcomes[id]
         if outcome.state != APPLIED or outcome.journal is not None or id not in self._prepared:
             return False
-        return not (is_imported(self._libraries[id].target) and is_imported(self._declarations[id].before))
+        before = self._declarations[id].before  # a module to prepare: what self._prepared holds has one
+        return not (is_imported(self._libraries[id].target) and before is not None and is_imported(before))
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`), then one per problem."""
@@ -519,6 +478,24 @@ class Registry:
 
         listings = Listings()
         return [self.record(id, listings) for id in self._libraries] + list(self._problems)
+
+
+def _run(step: Callable[[ModuleType, Journal], None], module: ModuleType, journal: Journal, outcome: _Outcome) -> bool:
+    """Run a patch's ``prepare`` or ``apply`` on ``module`` into ``journal``; whether it changed what it wanted.
+
+    What it did is undone when it raises: :class:`NotAffected` settles the
+    outcome, anything else goes on to the caller, which fails the patch.
+    """
+    try:
+        step(module, journal)
+    except NotAffected as why:
+        journal.undo()
+        outcome.state, outcome.reason = NOT_AFFECTED, str(why)
+        return False
+    except BaseException:
+        journal.undo()
+        raise
+    return True
 
 
 def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
@@ -576,103 +553,6 @@ def _each(calls: Iterable[Callable[[], None]]) -> str:
         except Exception as error:
             raised.append(str(error))
     return "; ".join(raised)
-
-
-def _version(release: tuple[str, str | None]) -> str:
-    distribution, version = release
-    if not isinstance(version, str):
-        raise TargetMismatch(f"the metadata of {distribution} has no Version")
-    return version
-
-
-def _release_of(module: ModuleType | None, found: list[tuple[str, str | None]]) -> Release:
-    """The installed distribution that ``module`` came from.
-
-    When the imported module states a ``__version__``, one of the installs
-    must agree with it: a mismatch means the module on ``sys.path`` is not
-    the release the metadata describes (a source tree or two distributions
-    side by side), and patching it would be a guess.
-    """
-    from . import releases
-
-    declared = getattr(module, "__version__", None)
-    if not isinstance(declared, str):
-        return found[0][0], _version(found[0])
-    for distribution, version in found:
-        if version is not None and releases.same_release(version, declared):
-            return distribution, version
-    installed = ", ".join(f"{distribution} {version}" for distribution, version in found)
-    raise TargetMismatch(f"{module.__name__}.__version__ is {declared} but the installed distribution says {installed}")
-
-
-def _dependency_release(distribution: str, listings: Listings | None) -> tuple[str, str | None] | None:
-    """The release of ``distribution`` that the process runs with: its module's ``__version__`` once imported.
-
-    The module is the distribution's name written as an import name
-    (``numpy``); before it is imported, or when it states no version, the
-    first install on the path says.
-    """
-    from . import releases
-
-    name = distribution.lower().replace("-", "_")
-    if is_imported(name):
-        declared = getattr(sys.modules[name], "__version__", None)
-        if isinstance(declared, str):
-            return distribution, declared
-    found = releases.installed((distribution,), listings)
-    return found[0] if found else None
-
-
-def _findable(name: str) -> bool:
-    """Whether top-level module ``name`` is imported or one of the finders on ``sys.meta_path`` finds it.
-
-    Finding it imports nothing, but setuptools' ``_distutils_hack`` finds
-    ``distutils`` by importing ``setuptools._distutils``, and setuptools
-    with it (about 270 modules): for that finder, the path is searched for
-    that package instead.
-    """
-    if name in sys.modules:
-        return True
-    for finder in list(sys.meta_path):
-        try:
-            if type(finder).__module__ == "_distutils_hack":
-                found = name == "distutils" and _setuptools_has_distutils()
-            else:
-                found = getattr(finder, "find_spec", lambda *_: None)(name, None) is not None
-        except Exception:
-            return True  # a finder that fails cannot be said to lack it
-        if found:
-            return True
-    return False
-
-
-def _setuptools_has_distutils() -> bool:
-    import os
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec("setuptools")
-    folders = (spec.submodule_search_locations or []) if spec is not None else []
-    return any(os.path.isfile(os.path.join(folder, "_distutils", "__init__.py")) for folder in folders)
-
-
-def _holds(path: str) -> bool:
-    """Whether ``module:attribute.path`` names something, looked up without running any code of it.
-
-    The module is imported to look (a patch names one its target imports
-    anyway).  Each step is read as :func:`inspect.getattr_static` reads it,
-    so no property, module ``__getattr__`` or deprecation warning runs.
-    """
-    from importlib import import_module
-    from inspect import getattr_static
-
-    module, _, names = path.partition(":")
-    owner = import_module(module)
-    try:
-        for name in names.split("."):
-            owner = getattr_static(owner, name)
-    except AttributeError:
-        return False
-    return True
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:

@@ -125,8 +125,8 @@ class _NotifyingLegacyLoader:
         return module
 
 
-class PostImportHooks:
-    """A meta path finder that calls back whenever a watched module finishes importing.
+class ImportHooks:
+    """A meta path finder that calls back right before a watched module executes and whenever it finishes importing.
 
     A callback stays until it is forgotten, so that a module imported again
     (removed from ``sys.modules`` first) is called back for again; the
@@ -349,11 +349,11 @@ def _without_earlier_hooks(finders: list) -> list:
     return [
         finder
         for finder in finders
-        if not (type(finder).__module__ == __name__ and type(finder).__qualname__ == PostImportHooks.__qualname__)
+        if not (type(finder).__module__ == __name__ and type(finder).__qualname__ == ImportHooks.__qualname__)
     ]
 
 
 # importlib.reload() runs this again in the same namespace (as %autoreload does): the finder stays.
 if "hooks" not in globals():
     sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
-    hooks = PostImportHooks()
+    hooks = ImportHooks()

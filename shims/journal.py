@@ -3,7 +3,8 @@
 A :class:`Journal` is handed to a patch's ``apply``.  Every replacement goes
 through it and is recorded with the object it replaced, so ``unpatch()``
 puts back the identical original on every module or class it was set on.
-Whatever a patch puts in place keeps what it replaced as ``__wrapped__``.
+Whatever a patch puts in place keeps what it replaced as ``__wrapped__``
+(see :mod:`gpushim.wrappers`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 
 from .errors import PatchError, TargetMismatch
 from .shape import name_of
+from .wrappers import PatchedProperty, is_wrapper, wrapper_type
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -20,9 +22,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Union
 
     Owners = Union[object, Sequence[object]]
-
-# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
-_PatchedFunction: Any = globals().get("_PatchedFunction")  # made by _wrapper_type() once a patch wraps something
 
 
 def _as_sequence(owners: Owners) -> Sequence[object]:
@@ -39,19 +38,9 @@ def _unpatched(value: Any) -> object:
     A module imported again binds what its submodules held at that moment,
     which can be the wrapper of the application that is being replaced.
     """
-    while _PatchedFunction is not None and isinstance(value, _PatchedFunction) and value._self_retired:
+    while is_wrapper(value) and value._self_retired:
         value = value.__wrapped__
     return value
-
-
-def _lookup(module_name: object, qualname: object) -> object:
-    """The object pickle would find for ``module.qualname``, or None."""
-    if not isinstance(module_name, str) or not isinstance(qualname, str):
-        return None
-    found = sys.modules.get(module_name)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found
 
 
 def _own_attribute(owner: object, name: str) -> tuple[object, bool]:
@@ -113,155 +102,9 @@ class Replacement:
         return f"<Replacement {_describe(self.owner)}.{self.name}>"
 
 
-class _Reference:
-    """Pickles as the module it names, loaded by ``importlib.import_module`` on the other side."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __reduce__(self):
-        import importlib
-
-        return importlib.import_module, (self.name,)
-
-
-class _Namespace:
-    """Pickles as the namespace of the class it holds, ``vars(cls)``, where a class keeps the patched object itself."""
-
-    __slots__ = ("cls",)
-
-    def __init__(self, cls: type) -> None:
-        self.cls = cls
-
-    def __reduce__(self):
-        return vars, (self.cls,)
-
-
-def _reduces_to_a_name(value: object) -> bool:
-    """Whether pickle saves ``value`` as a global: its ``__reduce__`` gives a name, not a recipe."""
-    try:
-        return isinstance(value.__reduce__(), str)
-    except Exception:
-        return False
-
-
-def _wrapper_type() -> Any:
-    """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
-    global _PatchedFunction
-    if _PatchedFunction is not None:
-        return _PatchedFunction
-    import wrapt
-
-    def raise_unless_picklable(original: object, patched: object, protocol: int) -> None:
-        """Raise as pickling ``original`` would, unless pickle saves it by name, which now finds ``patched``.
-
-        Functions and classes are saved by name, and so is what reduces to a
-        name (``functools.lru_cache``'s wrapper): any other callable (a fused
-        kernel, say) is saved by value, whatever name it claims.
-        """
-        import pickle
-        import types
-
-        found = None
-        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)) or _reduces_to_a_name(original):
-            found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
-        if found is not patched and getattr(found, "_self_parent", None) is not patched:
-            pickle.dumps(original, protocol)
-
-    class BoundPatchedFunction(wrapt.BoundFunctionWrapper):
-        """A :class:`PatchedFunction` read through a class or an instance, which pickles and copies as that read does.
-
-        Read through its class, it pickles as the patched function and copies
-        to itself (a function read so is itself); through an instance, as a
-        bound method does: by reference to that attribute of the instance
-        (which must pickle), copied as that attribute of the instance or of a
-        deep copy of it.
-        """
-
-        def __reduce_ex__(self, protocol):
-            parent = self._self_parent
-            if self._self_instance is not None:
-                return getattr, (self._self_instance, parent._self_home[1])
-            parent.__reduce_ex__(protocol)  # raises as the original would
-            return getattr, parent._self_home
-
-        def __copy__(self):
-            if self._self_instance is None:
-                self._self_parent.__copy__()
-                return self
-            return getattr(self._self_instance, self._self_parent._self_home[1])
-
-        def __deepcopy__(self, memo):
-            import copy
-
-            if self._self_instance is None:
-                self._self_parent.__deepcopy__(memo)
-                return self
-            return getattr(copy.deepcopy(self._self_instance, memo), self._self_parent._self_home[1])
-
-    class PatchedFunction(wrapt.FunctionWrapper):
-        """A wrapt wrapper that pickles and copies as the attribute it replaced.
-
-        The original pickles by reference to where it was defined; this one
-        pickles by reference to where the patch put it, so that loading gives
-        the patched object back, and copies to itself as a function does.  An
-        original that cannot be pickled or copied, as its owner gave it to be
-        read (``_self_read``), makes this fail in the same way.
-        """
-
-        __bound_function_wrapper__ = BoundPatchedFunction
-
-        def __reduce_ex__(self, protocol):
-            import operator
-            import pickle
-
-            raise_unless_picklable(self._self_read, self, protocol)
-            owner, name = self._self_home
-            if isinstance(owner, type):
-                return operator.getitem, (_Namespace(owner), name)  # getattr would bind it to the class
-            if isinstance(owner, type(pickle)):
-                owner = _Reference(owner.__name__)
-            return getattr, (owner, name)
-
-        def __copy__(self):
-            import copy
-
-            copy.copy(self._self_read)  # raises as the original would (a pybind11 method, say)
-            return self
-
-        def __deepcopy__(self, memo):
-            import copy
-
-            copy.deepcopy(self._self_read, memo)
-            return self
-
-    _PatchedFunction = PatchedFunction
-    return PatchedFunction
-
-
-class PatchedProperty(property):
-    """A property put in place of ``released``, which it keeps as ``__wrapped__``, as every replacement does.
-
-    It sets and deletes as ``released`` does, and copies to itself, as
-    :mod:`copy` copies a property.
-    """
-
-    def __init__(self, fget: Callable[[Any], Any], released: property, doc: str) -> None:
-        super().__init__(fget, released.fset, released.fdel)
-        self.__doc__ = doc  # before Python 3.12 a subclass of property drops doc=
-        self.__wrapped__ = released
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-
 # The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
 # patches can wrap the same function, and either may be undone first.
+# Kept when importlib.reload() runs this module again (as %autoreload does).
 _LAYERS: dict[tuple[int, Any], list[Replacement]] = globals().get("_LAYERS", {})
 
 
@@ -282,7 +125,7 @@ def _remove_layer(entry: Replacement) -> None:
         above.original, above.inherited, above.added = None, False, True  # undoing it now deletes the name
         del layers[position]
         return
-    if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
+    if above is not None and is_wrapper(above.new):
         above.new.__wrapped__ = entry.original
         above.original, above.inherited = entry.original, entry.inherited
         del layers[position]
@@ -352,7 +195,7 @@ class Journal:
         elif self.executing is None or not isinstance(owner, type(sys)):
             raise TypeError("only the journal of a preparer lends, and only a module's name, unless shared=True")
         else:
-            provided.lend(self.executing, owner, name, value)
+            provided.lend(self.executing, owner, name, value)  # pyright: ignore[reportArgumentType]  (a module, checked)
         self.lent.append((owner, name, value, shared))
         self.lent_names.append(f"{_describe(owner)}.{name}")
         return value
@@ -370,12 +213,12 @@ class Journal:
         stuck = []
         while self.provided:
             name, module = self.provided.popitem()
-            provided.withdraw(self.executing, name, module)
+            provided.withdraw(self.executing, name, module)  # pyright: ignore[reportArgumentType]  (see provide)
         while self.lent:
             owner, name, value, shared = self.lent.pop()
             try:
                 if not shared:
-                    provided.take_back(self.executing, owner, name, value)
+                    provided.take_back(self.executing, owner, name, value)  # pyright: ignore[reportArgumentType]  (see lend)
                 elif vars(owner).get(name) is value:
                     delattr(owner, name)
             except Exception as error:
@@ -453,7 +296,7 @@ class Journal:
         for owner in owners[1:]:
             if _own_attribute(owner, name)[0] is not original:
                 raise TargetMismatch(f"{_describe(owner)}.{name} is not {_describe(owners[0])}.{name}")
-        patched = _wrapper_type()(original, wrapper)
+        patched = wrapper_type()(original, wrapper)
         patched._self_home = (owners[0], name)
         patched._self_read = _read(owners[0], name, original)
         patched._self_retired = False
@@ -488,7 +331,7 @@ class Journal:
 
     @property
     def wrapped_originals(self) -> list[object]:
-        return [entry.original for entry in self.entries if isinstance(entry.new, _wrapper_type())]
+        return [entry.original for entry in self.entries if is_wrapper(entry.new)]
 
     def undo(self) -> None:
         """Put every original back, latest replacement first, and withdraw what was provided.
@@ -499,7 +342,7 @@ class Journal:
         stuck = self._withdraw()
         while self.entries:
             entry = self.entries.pop()
-            if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
+            if is_wrapper(entry.new):
                 entry.new._self_retired = True
             try:
                 _remove_layer(entry)

@@ -23,6 +23,11 @@ import sys
 
 from .locks import ForkSafeRLock
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
 _ModuleType = type(sys)
 
 
@@ -40,7 +45,7 @@ class _Diversion:
 class _View(_ModuleType):
     """A shared module as the executing module's imports see it: with the names lent to it."""
 
-    def __init__(self, shared: _ModuleType) -> None:
+    def __init__(self, shared: ModuleType) -> None:
         super().__init__(shared.__name__, shared.__doc__)
         for own in ("__package__", "__loader__", "__spec__"):
             del self.__dict__[own]  # read through to the shared module's
@@ -52,7 +57,7 @@ class _View(_ModuleType):
 
 _diversions: dict[str, _Diversion] = {}  # by the name of the executing module
 _lock = ForkSafeRLock()
-_interpreters = None  # the __import__ that diverting replaced
+_interpreters: Any = None  # the __import__ that diverting replaced
 _installed = False  # whether builtins.__import__ reaches _import
 
 
@@ -81,7 +86,7 @@ def _diversion_of(globals: object) -> _Diversion | None:
     return None
 
 
-def _diverting(to: _ModuleType) -> _Diversion:
+def _diverting(to: ModuleType) -> _Diversion:
     """The diversion for ``to``, diverting ``__import__`` from now on; the lock is held."""
     global _interpreters, _installed
     diversion = _diversions.setdefault(to.__name__, _Diversion(hasattr(to, "__path__")))
@@ -90,7 +95,7 @@ def _diverting(to: _ModuleType) -> _Diversion:
     return diversion
 
 
-def _forget(to: _ModuleType, diversion: _Diversion) -> None:
+def _forget(to: ModuleType, diversion: _Diversion) -> None:
     """Drop an empty diversion, and stop diverting once there is none; the lock is held.
 
     Another ``__import__`` put in place since stays, and keeps calling this
@@ -105,13 +110,13 @@ def _forget(to: _ModuleType, diversion: _Diversion) -> None:
         builtins.__import__, _installed = _interpreters, False
 
 
-def provide(to: _ModuleType, name: str, module: object) -> None:
+def provide(to: ModuleType, name: str, module: object) -> None:
     """Have the import statements of ``to`` get ``module`` for ``name`` until :func:`withdraw`."""
     with _lock:
         _diverting(to).modules[name] = module
 
 
-def withdraw(to: _ModuleType, name: str, module: object) -> None:
+def withdraw(to: ModuleType, name: str, module: object) -> None:
     """Stop providing ``module`` as ``name`` to ``to``."""
     with _lock:
         diversion = _diversions.get(to.__name__)
@@ -120,7 +125,7 @@ def withdraw(to: _ModuleType, name: str, module: object) -> None:
             _forget(to, diversion)
 
 
-def lend(to: _ModuleType, shared: _ModuleType, name: str, value: object) -> None:
+def lend(to: ModuleType, shared: ModuleType, name: str, value: object) -> None:
     """Have the import statements of ``to`` get ``shared`` holding ``name`` as ``value`` until :func:`take_back`."""
     with _lock:
         views = _diverting(to).views
@@ -130,11 +135,13 @@ def lend(to: _ModuleType, shared: _ModuleType, name: str, value: object) -> None
         setattr(view, name, value)
 
 
-def take_back(to: _ModuleType, shared: _ModuleType, name: str, value: object) -> None:
+def take_back(to: ModuleType, shared: ModuleType, name: str, value: object) -> None:
     """Stop lending ``name`` of ``shared`` to ``to``; once nothing of it is lent, its modules hold ``shared`` again."""
     with _lock:
         diversion = _diversions.get(to.__name__)
-        view = diversion.views.get(id(shared)) if diversion is not None else None
+        if diversion is None:
+            return
+        view = diversion.views.get(id(shared))
         if view is None or view.__dict__.get(name) is not value:
             return
         del view.__dict__[name]
@@ -145,7 +152,7 @@ def take_back(to: _ModuleType, shared: _ModuleType, name: str, value: object) ->
     _rebind(to.__name__, view, shared)
 
 
-def _rebind(package: str, view: _View, shared: _ModuleType) -> None:
+def _rebind(package: str, view: _View, shared: ModuleType) -> None:
     """Bind the globals of ``package``'s modules that hold ``view`` to ``shared``; a module that resists is left."""
     namespace = _ModuleType.__dict__["__dict__"].__get__
     for name, module in list(sys.modules.items()):

@@ -41,7 +41,7 @@ def _probe():
 CHECK = """
 import gpushim
 from gpushim.cli import patch_table
-from gpushim.testing import expected_state
+from gpushim.expectations import expected_state
 
 assert "warp.synthetic_example" in gpushim.registry().ids
 assert "| `warp.synthetic_example` | warp |" in patch_table()

@@ -157,7 +157,7 @@ def test_unpatch_withdraws_what_is_left_and_stops_preparing(prepared):
     registry.patch()
     prepared.import_()
     extra = types.ModuleType(f"{prepared.name}.extra")
-    registry._on_executing(extra.__name__, extra)  # prepared, its module not executed yet
+    registry._run_preparers(extra.__name__, extra)  # prepared, its module not executed yet
     assert exec(f"import {PROVIDED}", vars(extra)) is None
     registry.unpatch()
     with pytest.raises(ModuleNotFoundError):

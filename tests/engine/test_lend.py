@@ -81,7 +81,7 @@ def test_unpatch_withdraws_a_name_still_lent(reader, shared):
     registry.patch()
     reader.import_()
     extra = types.ModuleType(f"{reader.name}.extra")
-    registry._on_executing(extra.__name__, extra)  # prepared, not executed yet
+    registry._run_preparers(extra.__name__, extra)  # prepared, not executed yet
     exec(f"import {SHARED}\nread = {SHARED}.removed", vars(extra))
     assert (extra.read, hasattr(shared, "removed")) == ("lent", False)
     registry.unpatch()

@@ -120,3 +120,29 @@ def test_reloading_a_module_of_gpushim_keeps_what_it_did(site, module):
         module,
     )
     assert finished.stdout.split() == ["3", "applied", "2"], finished.stderr
+
+
+def test_reloading_the_wrappers_module_keeps_the_wrappers_class():
+    """Undo re-points a wrapper made before the reload at what the one beneath it replaced: the two undone in
+    either order leave the original."""
+    finished = run_python(
+        textwrap.dedent(
+            """
+            import importlib, types
+            import gpushim.wrappers
+            from gpushim import Journal
+
+            module = types.ModuleType("owner")
+            module.compute = lambda: 1
+            below, above = Journal(), Journal()
+            below.wrap(module, "compute", lambda wrapped, instance, args, kwargs: wrapped() + 1)
+            above.wrap(module, "compute", lambda wrapped, instance, args, kwargs: wrapped() * 10)
+            importlib.reload(gpushim.wrappers)
+            below.undo()
+            print(module.compute())
+            above.undo()
+            print(module.compute())
+            """
+        )
+    )
+    assert finished.stdout.split() == ["10", "1"], finished.stderr

@@ -20,7 +20,7 @@ def test_gpushim_purged_from_sys_modules_and_imported_again_leaves_no_earlier_ho
             del sys.modules[name]
         import gpushim.auto
         import synthadv
-        print(sum(type(finder).__name__ == "PostImportHooks" for finder in sys.meta_path))
+        print(sum(type(finder).__name__ == "ImportHooks" for finder in sys.meta_path))
         """
     )
     finished = run_program(site, code, env={"GPUSHIM_STRICT": "1"})

@@ -1,0 +1,60 @@
+"""The state each patch must end in, derived from its declaration and the installed distributions alone.
+
+The contract (:mod:`gpushim.testing`) and the matrix's cells compare it
+with ``gpushim.status()``; it needs :mod:`packaging` but no test framework.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import gpushim
+from gpushim.states import APPLIED, NOT_AFFECTED, NOT_INSTALLED
+
+
+def installed_versions() -> dict[str, str]:
+    """Every distribution of this environment, by normalised name."""
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
+
+
+def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
+    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    installed = installed_versions() if installed is None else installed
+    patch, library = gpushim.registry()[id], gpushim.registry().library(id)
+    versions = [
+        installed[canonicalize_name(name)] for name in library.distributions if canonicalize_name(name) in installed
+    ]
+    if not versions:
+        return NOT_INSTALLED
+    conditions = [(versions[0], patch.affected)]
+    conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
+    if patch.python is not None:
+        conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
+    for name in patch.missing:
+        module, _, path = name.partition(":")
+        if _in_namespaces(module, path) if path else importlib.util.find_spec(name) is not None:
+            return NOT_AFFECTED
+    inside = all(
+        version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
+    )
+    return APPLIED if inside else NOT_AFFECTED
+
+
+def _in_namespaces(module: str, path: str) -> bool:
+    """Whether each name of dotted ``path`` is in the namespace of what the one before names, or of its type's MRO."""
+    owner = importlib.import_module(module)
+    for name in path.split("."):
+        spaces = owner.__mro__ if isinstance(owner, type) else (owner, *type(owner).__mro__)
+        found = [vars(space)[name] for space in spaces if name in vars(space)]
+        if not found:
+            return False
+        owner = found[0]
+    return True
