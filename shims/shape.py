@@ -148,7 +148,8 @@ def _source_of(target: object) -> Optional[str]:
     import inspect
 
     if inspect.ismodule(target):
-        return target.__spec__.loader.get_source(target.__name__)  # pyright: ignore[reportOptionalMemberAccess]
+        # a module about to execute has its loader, an InspectLoader, and perhaps no file yet
+        return target.__spec__.loader.get_source(target.__name__)  # pyright: ignore[reportOptionalMemberAccess, reportAttributeAccessIssue]
     return inspect.getsource(target)  # pyright: ignore[reportArgumentType]
 
 
