@@ -1,0 +1,135 @@
+"""Warp 1.12.1 to 1.14.x compute ``-C * x`` as ``C * x`` for a 64-bit ``wp.constant`` ``C``.
+
+What breaks.  1.12.1 made ``Adjoint.add_call`` emit a 64-bit scalar
+constructor of one constant argument as a variable set to the literal (the fix
+of NVIDIA/warp#485, backported to older releases by
+``warp.float64_constants``).  Its test is that the builtin returns float64,
+int64 or uint64 and takes one argument, so every other such builtin of one
+constant argument is emitted as that argument unchanged: with
+``C = wp.constant(wp.float64(2.0))``, ``-C * x`` gives ``2 * x``, and
+``wp.abs(-C)``, ``wp.sqrt(C)`` and the like give ``C``.  Python numbers are
+32-bit constants and are not hit; ``wp.constant`` of a Warp 64-bit scalar,
+and ``wp.static`` of one, are.
+
+Fixed upstream.  NVIDIA/warp#1540, fixed by NVIDIA/warp@5d3726bd0 (in
+1.15.0), which also asks that the builtin's native function be named as the
+type it returns, as only the constructors are.
+
+How the fix works.  ``Adjoint.add_call`` is wrapped.  For a builtin other
+than the three constructors, called with one positional argument holding a
+constant of a 64-bit scalar type, the argument's constant is hidden while
+Warp emits the call, so that Warp emits the call itself, as 1.15.0 does; it
+is restored at once, and the variable is declared as before.
+
+The module hash must differ.  Warp keys built modules, in memory and in the
+kernel cache, on a hash of the kernels' source and constants, not of the code
+generated from them, so a build made without the patch would be reused.
+While the patch is applied, the hash of every kernel or function that
+references a 64-bit scalar constant (``wp.constant`` or ``wp.static``) also
+covers this patch (``ModuleHasher.hash_adjoint``), and every module is marked
+modified (``Module.mark_modified``) so that one already hashed is hashed again
+at its next launch.
+
+Not backported.  1.15.0's typing of ``scalar_base.__init__``.  ``unpatch()``
+leaves a module loaded while patched with its build in memory until Warp
+hashes it again.
+
+The probe.  ``-C * x`` with ``C = wp.constant(wp.float64(2.0))`` and ``x = 3``
+on the CPU, which must give -6.0.
+"""
+
+from __future__ import annotations
+
+from gpushim import Parameters, Patch, expect
+
+patch = Patch(
+    id="warp.float64_constant_sign",
+    affected=">=1.12.1,<1.15.0",
+    fixed_in="1.15.0",
+    issue="NVIDIA/warp#1540",
+    fix="NVIDIA/warp@5d3726bd0",
+    summary="-C * x, wp.abs(C), wp.sqrt(C)... of a 64-bit wp.constant C are emitted as C itself.",
+)
+
+# Mixed into the hash of every kernel or function this patch may generate differently;
+# a change to the code it generates must change it, so that older builds are not reused.
+_HASH_SALT = b"gpushim warp.float64_constant_sign 1"
+
+_WIDE = ("float64", "int64", "uint64")
+_ADD_CALL = Parameters("adj", "func", "args", "kwargs", "type_args", min_outputs=None)
+_HASH_ADJOINT = Parameters("adj")  # after self
+
+
+@patch.applier
+def _apply(warp, journal):
+    import hashlib
+    import sys
+
+    codegen, context, types = (sys.modules.get(f"warp._src.{name}") for name in ("codegen", "context", "types"))
+    adjoint = expect(codegen, "Adjoint", type)
+    Var = expect(codegen, "Var", type)
+    wide = tuple(expect(types, name, type) for name in _WIDE)
+    _ADD_CALL.check(expect(adjoint, "add_call", callable))
+    expect(adjoint, "get_references", callable)
+    hasher = expect(context, "ModuleHasher", type)
+    _HASH_ADJOINT.check(expect(hasher, "hash_adjoint", callable), method=True)
+    expect(context, "Module.mark_modified", callable)
+
+    def add_call(wrapped, adj, args, kwargs):
+        try:
+            _, func, call_args, call_kwargs, *_ = _ADD_CALL.bind(adj, *args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)
+        if call_kwargs or len(call_args) != 1 or not func.is_builtin() or func.key in _WIDE:
+            return wrapped(*args, **kwargs)
+        (arg,) = call_args
+        if not isinstance(arg, Var) or arg.type not in wide or arg.constant is None:
+            return wrapped(*args, **kwargs)
+        constant, arg.constant = arg.constant, None
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            arg.constant = constant
+
+    def references_wide_constant(adj) -> bool:
+        constants, _, _ = adj.get_references()
+        values = [*constants.values(), *getattr(adj, "resolved_static_expressions", {}).values()]
+        return any(type(value) in wide for value in values)
+
+    def hash_adjoint(wrapped, instance, args, kwargs):
+        digest = wrapped(*args, **kwargs)
+        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
+        return hashlib.sha256(digest + _HASH_SALT).digest() if references_wide_constant(adj) else digest
+
+    journal.wrap(adjoint, "add_call", add_call)
+    journal.wrap(hasher, "hash_adjoint", hash_adjoint)
+    for module in list(expect(context, "user_modules", dict).values()):
+        module.mark_modified()
+
+
+@patch.prober
+def _probe():
+    """``-C * x`` with ``C = wp.constant(wp.float64(2.0))`` and ``x = 3`` must give -6.0; 1.12.1 to 1.14.x give 6.0.
+
+    The kernel is defined anew at each call, which makes Warp hash its module
+    again, so the answer follows the patch's current state.
+    """
+    import warp
+
+    warp.config.quiet = True
+    warp.init()
+    two = warp.constant(warp.float64(2.0))
+
+    def scaled(x, out):
+        out[0] = -two * x[0]
+
+    scaled.__annotations__ = {"x": warp.array(dtype=warp.float64), "out": warp.array(dtype=warp.float64)}
+    scaled = warp.kernel(scaled)
+
+    x = warp.array([3.0], dtype=warp.float64, device="cpu")
+    out = warp.zeros(1, dtype=warp.float64, device="cpu")
+    warp.launch(scaled, dim=1, inputs=[x, out], device="cpu")
+    result = out.numpy()[0]
+    if result != -6.0:
+        return f"-C * x with C = wp.constant(wp.float64(2.0)) and x = 3.0 gives {result!r}, not -6.0"
+    return None
