@@ -1,15 +1,15 @@
-"""Warp 1.12.1 to 1.14.x compute ``-C * x`` as ``C * x`` for a 64-bit ``wp.constant`` ``C``.
+"""Warp 1.12.1 to 1.14.x drop the first ``-C`` of a 64-bit ``wp.constant`` ``C`` in a kernel: ``-C * x`` is ``C * x``.
 
 What breaks.  1.12.1 made ``Adjoint.add_call`` emit a 64-bit scalar
-constructor of one constant argument as a variable set to the literal (the fix
-of NVIDIA/warp#485, backported to older releases by
-``warp.float64_constants``).  Its test is that the builtin returns float64,
-int64 or uint64 and takes one argument, so every other such builtin of one
-constant argument is emitted as that argument unchanged: with
-``C = wp.constant(wp.float64(2.0))``, ``-C * x`` gives ``2 * x``, and
-``wp.abs(-C)``, ``wp.sqrt(C)`` and the like give ``C``.  Python numbers are
-32-bit constants and are not hit; ``wp.constant`` of a Warp 64-bit scalar,
-and ``wp.static`` of one, are.
+constructor of one constant argument as that argument's variable, retyped and
+set to the literal (the fix of NVIDIA/warp#485, backported to older releases
+by ``warp.float64_constants``).  Its test is only that the builtin returns
+float64, int64 or uint64 and takes one argument, and ``neg`` passes it: with
+``C = wp.constant(wp.float64(2.0))`` the first ``-C`` of a kernel or function
+is emitted as ``C``, so ``-C * x`` gives ``2 * x`` (later uses are right: the
+shortcut has turned ``C``'s variable into a plain one).  int64 and uint64
+constants likewise.  Python numbers are 32-bit constants and are not hit;
+``wp.constant`` or ``wp.static`` of a Warp 64-bit scalar is.
 
 Fixed upstream.  NVIDIA/warp#1540, fixed by NVIDIA/warp@5d3726bd0 (in
 1.15.0), which also asks that the builtin's native function be named as the
@@ -48,7 +48,7 @@ patch = Patch(
     fixed_in="1.15.0",
     issue="NVIDIA/warp#1540",
     fix="NVIDIA/warp@5d3726bd0",
-    summary="-C * x, wp.abs(C), wp.sqrt(C)... of a 64-bit wp.constant C are emitted as C itself.",
+    summary="The first -C of a 64-bit wp.constant C in a kernel gives C: -C * x computes C * x.",
 )
 
 # Mixed into the hash of every kernel or function this patch may generate differently;
