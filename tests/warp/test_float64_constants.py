@@ -191,6 +191,36 @@ def test_faithful_corpus_matches_1_15_0(patch):
     assert record_corpus(patch, run_corpus) == FIXED
 
 
+RETYPED = """
+import gpushim.auto
+import warp
+
+warp.config.quiet = True
+warp.init()
+
+
+@warp.kernel
+def reuse(out: warp.array(dtype=warp.float64), half: warp.array(dtype=float)):
+    c = 0.1
+    out[0] = warp.float64(c)
+    half[0] = c * 2.0  # 1.15.0 has retyped c to float64 by now, and fails to compile this
+
+
+out, half = warp.zeros(1, dtype=warp.float64, device="cpu"), warp.zeros(1, dtype=float, device="cpu")
+warp.launch(reuse, dim=1, inputs=[out, half], device="cpu")
+print("@@", repr(out.numpy()[0]), repr(float(half.numpy()[0])))
+"""
+
+
+@pytest.mark.skipif(not CONSTANTS.affected, reason=f"{' '.join(CONSTANTS.release)} has no bug of 64-bit constants")
+def test_the_patch_does_not_bring_1_15_0s_retyping_of_a_constant_variable(tmp_path):
+    script = tmp_path / "reuse.py"  # Warp compiles no kernel defined in a string
+    script.write_text(RETYPED)
+    finished = run_python(f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')")
+    assert finished.returncode == 0, finished.stderr
+    assert "@@ 0.1 0.20000000298023224" in finished.stdout.splitlines()
+
+
 SCRIPT = """
 import sys
 import warp
