@@ -208,11 +208,11 @@ def reuse(out: warp.array(dtype=warp.float64), half: warp.array(dtype=float)):
 
 out, half = warp.zeros(1, dtype=warp.float64, device="cpu"), warp.zeros(1, dtype=float, device="cpu")
 warp.launch(reuse, dim=1, inputs=[out, half], device="cpu")
-print("@@", repr(out.numpy()[0]), repr(float(half.numpy()[0])))
+print("@@", repr(float(out.numpy()[0])), repr(float(half.numpy()[0])))
 """
 
 
-@pytest.mark.skipif(not CONSTANTS.affected, reason=f"{' '.join(CONSTANTS.release)} has no bug of 64-bit constants")
+@pytest.mark.skipif(not CONSTANTS.affected, reason=f"{' '.join(CONSTANTS.release)} does not round 64-bit constants")
 def test_the_patch_does_not_bring_1_15_0s_retyping_of_a_constant_variable(tmp_path):
     script = tmp_path / "reuse.py"  # Warp compiles no kernel defined in a string
     script.write_text(RETYPED)
