@@ -299,7 +299,10 @@ def test_a_kernel_cache_shared_with_unpatched_processes_never_serves_the_other_b
         return
     assert cache_script() == [(wrong, "cached")]
     assert cache_script("gpushim") == [(right, "cached")]
-    assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
+    builds = [
+        path for path in cache_script.cache.rglob("wp___main___*") if path.is_dir()
+    ]  # in a folder per release from 1.14
+    assert len(builds) == 2
 
 
 @affected_only
