@@ -34,8 +34,8 @@ Not backported.  1.15.0's typing of ``scalar_base.__init__``.  ``unpatch()``
 leaves a module loaded while patched with its build in memory until Warp
 hashes it again.
 
-The probe.  ``-C * x`` with ``C = wp.constant(wp.float64(2.0))`` and ``x = 3``
-on the CPU, which must give -6.0.
+The probe.  ``wp.float64(-C)`` with ``C = wp.constant(wp.float64(2.0))`` on
+the CPU, which must give -2.0.
 """
 
 from __future__ import annotations
@@ -109,7 +109,10 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """``-C * x`` with ``C = wp.constant(wp.float64(2.0))`` and ``x = 3`` must give -6.0; 1.12.1 to 1.14.x give 6.0.
+    """``wp.float64(-C)`` with ``C = wp.constant(wp.float64(2.0))`` must give -2.0; 1.12.1 to 1.14.x give 2.0.
+
+    Not ``-C * x``: 1.6.0 to 1.11.x, outside this patch's range, fold ``-C``
+    into a float32 constant, and that product does not compile there.
 
     The kernel is defined anew at each call, which makes Warp hash its module
     again, so the answer follows the patch's current state.
@@ -120,16 +123,15 @@ def _probe():
     warp.init()
     two = warp.constant(warp.float64(2.0))
 
-    def scaled(x, out):
-        out[0] = -two * x[0]
+    def negated(out):
+        out[0] = warp.float64(-two)
 
-    scaled.__annotations__ = {"x": warp.array(dtype=warp.float64), "out": warp.array(dtype=warp.float64)}
-    scaled = warp.kernel(scaled)
+    negated.__annotations__ = {"out": warp.array(dtype=warp.float64)}
+    negated = warp.kernel(negated)
 
-    x = warp.array([3.0], dtype=warp.float64, device="cpu")
     out = warp.zeros(1, dtype=warp.float64, device="cpu")
-    warp.launch(scaled, dim=1, inputs=[x, out], device="cpu")
-    result = out.numpy()[0]
-    if result != -6.0:
-        return f"-C * x with C = wp.constant(wp.float64(2.0)) and x = 3.0 gives {result!r}, not -6.0"
+    warp.launch(negated, dim=1, inputs=[out], device="cpu")
+    result = float(out.numpy()[0])
+    if result != -2.0:
+        return f"wp.float64(-C) with C = wp.constant(wp.float64(2.0)) gives {result!r}, not -2.0"
     return None

@@ -5,7 +5,10 @@ float32 or int32, and ``wp.float64(c)`` converts that variable: the literal
 is rounded to 32 bits before it is widened.  ``wp.float64(wp.PI)`` gives
 3.1415927410125732 and ``wp.float64(0.1)`` 0.10000000149011612;
 ``wp.float64(1e-300)`` is 0.0, ``wp.uint64(0xFF51AFD7ED558CCD)`` keeps its
-low 32 bits.  Nothing warns.
+low 32 bits.  Nothing warns.  From 1.6.0 to 1.11.x ``-C`` of a
+``wp.constant(wp.float64(...))`` folds into a float32 constant as well:
+``wp.float64(-C)`` is rounded, and ``-C * x`` with a float64 ``x`` does not
+compile (1.12.0 negates Warp scalars into their own type).
 
 Fixed upstream.  NVIDIA/warp#485, fixed by the branch merged as
 NVIDIA/warp@0d3e1ea17 (in 1.13.0; in 1.12.1 as the commits 4c710623f to
@@ -28,6 +31,11 @@ Releases before 1.6.0 never fold ``-0.1`` into a constant, and later ones do
 not fold ``-inf``: the wrapper remembers the result of ``neg`` applied to
 such a constant, so ``wp.float64(-0.1)`` is exact too, without making that
 result a constant (which would forbid reassigning it in a dynamic loop).
+Where the release folds ``-c`` (from 1.6.0), ``Adjoint.emit_UnaryOp`` is
+wrapped, in ``Adjoint.node_visitors`` too, through which ``Adjoint.eval``
+dispatches: as in 1.15.0, only a constant Python number is folded, and the
+negation of any other constant (a Warp scalar, a vector) is a call of
+``neg``.
 
 The module hash must differ.  Warp keys built modules, in memory and in the
 kernel cache, on a hash of the kernels' source, not of the code generated
@@ -44,9 +52,10 @@ Not backported.  1.12.1's reuse of the argument's variable for the result:
 in 1.15.0 ``c = 0.1; wp.float64(c)`` retypes ``c`` itself, and a later
 ``c * 2.0`` fails to compile (a regression this patch does not bring); the
 result gets a variable of its own, so the generated code differs from 1.15.0
-by that dead constant.  The rewrite of ``emit_UnaryOp`` (1.15.0 folds
-``-inf`` and no longer folds a negated ``wp.constant`` of a Warp scalar):
-same values.  The literal suffixes and ``INFINITY`` spellings of other
+by that dead constant.  1.15.0 also folds ``-inf`` into a constant (the
+releases' ``constant_str`` cannot spell it; the value is the same), and turns
+``-0.1`` into one constant, not two.  ``wp.neg(c)`` of a constant number is
+taken as ``-c`` here, exact where 1.15.0 rounds it.  The literal suffixes and ``INFINITY`` spellings of other
 constants' declarations (``constant_str``), keyword arguments
 (``wp.float64(u=0.1)``), and the documentation.  Before 1.4.0 a module
 loaded before ``gpushim.patch()`` keeps its build in memory until unloaded;
@@ -73,6 +82,7 @@ patch = Patch(
 _HASH_SALT = b"gpushim warp.float64_constants 1"
 
 _WIDE = ("float64", "int64", "uint64")
+_EMIT_UNARYOP = Parameters("adj", "node")
 # add_call's parameters in each release, with the place of the call's keyword arguments among them.
 _ADD_CALLS = (
     (Parameters("adj", "func", "args", "kwargs", "type_args", min_outputs=None), 3),  # from 1.3.0
@@ -170,10 +180,39 @@ def _apply(warp, journal):
         return output
 
     journal.wrap(adjoint, "add_call", patched_add_call)
+    if "add_constant" in expect(adjoint, "emit_UnaryOp", callable).__code__.co_names:  # it folds -c, from 1.6.0
+        _negate_only_numbers(adjoint, journal)
     if hasattr(context, "ModuleHasher"):
         _salt_adjoints(context, wide, journal, hashlib)
     else:
         _salt_modules(context, journal, hashlib)
+
+
+def _negate_only_numbers(adjoint, journal):
+    """From 1.6.0: ``-c`` folds into a constant for a finite Python number only, as in 1.15.0; else ``neg``."""
+    import ast
+    import math
+
+    _EMIT_UNARYOP.check(adjoint.emit_UnaryOp)
+    released = vars(adjoint).get("emit_UnaryOp")
+    if adjoint.node_visitors.get(ast.UnaryOp) is not released:
+        raise TargetMismatch("Adjoint.node_visitors[ast.UnaryOp] is not Adjoint.emit_UnaryOp")
+
+    def emit_unaryop(wrapped, instance, args, kwargs):
+        try:
+            adj, node = _EMIT_UNARYOP.bind(*((instance,) if instance is not None else ()), *args, **kwargs)
+        except TypeError:
+            return wrapped(*args, **kwargs)
+        if not isinstance(node.op, ast.USub):
+            return wrapped(*args, **kwargs)
+        operand = adj.eval(node.operand)
+        value = operand.constant
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            return adj.add_constant(-value)
+        return adj.add_builtin_call("neg", [operand])
+
+    installed = journal.wrap(adjoint, "emit_UnaryOp", emit_unaryop)
+    journal.replace_item(adjoint.node_visitors, ast.UnaryOp, installed)
 
 
 def _binding(add_call):
