@@ -14,9 +14,9 @@ Fixed upstream.  NVIDIA/warp#485, fixed by the branch merged as
 NVIDIA/warp@0d3e1ea17 (in 1.13.0; in 1.12.1 as the commits 4c710623f to
 27d1b29be, whose changelog entry is 282b5ba2f): a 64-bit scalar constructor
 called with one constant argument emits a variable of its own type set to the
-literal.  As released in 1.12.1 the shortcut also caught every other builtin
-of one constant argument returning a 64-bit scalar, so ``-C * x`` lost its
-sign for a ``wp.constant(wp.float64(...))`` (NVIDIA/warp#1540, fixed by
+literal.  As released in 1.12.1 the shortcut also caught ``neg``, so the
+first ``-C`` of a ``wp.constant(wp.float64(...))`` in a kernel lost its sign
+(NVIDIA/warp#1540, fixed by
 NVIDIA/warp@5d3726bd0 in 1.15.0, backported alone to 1.12.1-1.14.x by
 ``warp.float64_constant_sign``).  This patch gives 1.15.0's combined
 behaviour; every 1.x release before 1.12.1 has the bug (checked from 1.0.0).
@@ -43,8 +43,10 @@ from it, so a build made without the patch would be reused.  While the patch
 is applied, the hash of every kernel or function that calls one of the three
 constructors also covers this patch: from 1.4.0 per function
 (``ModuleHasher.hash_adjoint``, which finds the constructors as Warp resolves
-them, aliases included), before 1.4.0 per module and the modules it
-references (``Module.hash_module``, which finds them by name).  From 1.4.0
+them, aliases included, and also salts functions referencing a 64-bit
+``wp.constant`` or ``wp.static``, whose negation changes), before 1.4.0 per
+module and the modules it references (``Module.hash_module``, which finds
+the constructors by name).  From 1.4.0
 every module is marked modified (Warp's ``Module.mark_modified``) so that one
 already hashed is hashed again at its next launch.
 
@@ -55,8 +57,10 @@ result gets a variable of its own, so the generated code differs from 1.15.0
 by that dead constant.  1.15.0 also folds ``-inf`` into a constant (the
 releases' ``constant_str`` cannot spell it; the value is the same), and turns
 ``-0.1`` into one constant, not two.  ``wp.neg(c)`` of a constant number is
-taken as ``-c`` here, exact where 1.15.0 rounds it.  The literal suffixes and ``INFINITY`` spellings of other
-constants' declarations (``constant_str``), keyword arguments
+taken as ``-c`` here, exact where 1.15.0 rounds it.  On 1.6.0-1.11.x a kernel
+mixing ``-C`` of a float64 ``wp.constant`` with float32 values, which compiled
+with the rounded constant, fails to compile as on 1.12.0 and later.  The
+literal suffixes and ``INFINITY`` spellings of other constants' declarations (``constant_str``), keyword arguments
 (``wp.float64(u=0.1)``), and the documentation.  Before 1.4.0 a module
 loaded before ``gpushim.patch()`` keeps its build in memory until unloaded;
 ``unpatch()`` likewise leaves patched builds loaded.
@@ -83,6 +87,7 @@ _HASH_SALT = b"gpushim warp.float64_constants 1"
 
 _WIDE = ("float64", "int64", "uint64")
 _EMIT_UNARYOP = Parameters("adj", "node")
+_HASH_ADJOINT = Parameters("adj")  # after self
 # add_call's parameters in each release, with the place of the call's keyword arguments among them.
 _ADD_CALLS = (
     (Parameters("adj", "func", "args", "kwargs", "type_args", min_outputs=None), 3),  # from 1.3.0
@@ -227,17 +232,22 @@ def _binding(add_call):
 
 
 def _salt_adjoints(context, wide, journal, hashlib):
-    """From 1.4.0: the hash of each kernel or function that references a 64-bit scalar type covers the patch."""
+    """From 1.4.0: the hash of each kernel or function that calls a 64-bit scalar constructor, or references a
+    constant of a 64-bit scalar type (whose negation the patch emits as ``neg``), covers the patch."""
     hasher = expect(context, "ModuleHasher", type)
-    Parameters("adj").check(expect(hasher, "hash_adjoint", callable), method=True)
+    _HASH_ADJOINT.check(expect(hasher, "hash_adjoint", callable), method=True)
     expect(context, "Module.mark_modified", callable)
     wide_types = set(wide.values())
 
+    def changed(adj) -> bool:
+        constants, types, _ = adj.get_references()
+        values = [*constants.values(), *getattr(adj, "resolved_static_expressions", {}).values()]
+        return bool(wide_types & set(types)) or any(type(value) in wide_types for value in values)
+
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        (adj,) = Parameters("adj").bind(*args, **kwargs)
-        _, referenced, _ = adj.get_references()
-        return hashlib.sha256(digest + _HASH_SALT).digest() if wide_types & set(referenced) else digest
+        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
+        return hashlib.sha256(digest + _HASH_SALT).digest() if changed(adj) else digest
 
     journal.wrap(hasher, "hash_adjoint", hash_adjoint)
     for module in list(expect(context, "user_modules", dict).values()):
