@@ -120,15 +120,15 @@ def _number(value: object, scalars: tuple) -> int | float | None:
     return value
 
 
-def _constructor_names(tree, names: dict) -> bool:
-    """Whether ``tree`` calls a name spelled as one of the three types, or bound to one in ``names``."""
+def _calls_constructor(tree, names: dict, wide: tuple) -> bool:
+    """Whether ``tree`` calls a name spelled as one of the ``wide`` types, or bound to one in ``names``."""
     import ast
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             callee = node.func
             name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
-            if name in _WIDE or names.get(name) in _WIDE:
+            if name in _WIDE or any(names.get(name) is type_ for type_ in wide):
                 return True
     return False
 
@@ -190,7 +190,7 @@ def _apply(warp, journal):
     if hasattr(context, "ModuleHasher"):
         _salt_adjoints(context, wide, journal, hashlib)
     else:
-        _salt_modules(context, journal, hashlib)
+        _salt_modules(context, tuple(wide.values()), journal, hashlib)
 
 
 def _negate_only_numbers(adjoint, journal):
@@ -254,7 +254,7 @@ def _salt_adjoints(context, wide, journal, hashlib):
         module.mark_modified()
 
 
-def _salt_modules(context, journal, hashlib):
+def _salt_modules(context, wide, journal, hashlib):
     """Before 1.4.0: the hash of each module whose kernels or functions, or those of a module
     they reference, call one of the three constructors by name covers the patch."""
     module_type = expect(context, "Module", type)
@@ -264,7 +264,7 @@ def _salt_modules(context, journal, hashlib):
         seen.add(module)
         for function in [*module.kernels.values(), *module.functions.values()]:
             adj = getattr(function, "adj", None)
-            if adj is not None and _constructor_names(adj.tree, getattr(adj.func, "__globals__", {})):
+            if adj is not None and _calls_constructor(adj.tree, getattr(adj.func, "__globals__", {}), wide):
                 return True
         return any(constructs(other, seen) for other in module.references if other not in seen)
 
@@ -295,7 +295,7 @@ def _probe():
 
     out = warp.zeros(1, dtype=warp.float64, device="cpu")
     warp.launch(tenth, dim=1, inputs=[out], device="cpu")
-    result = out.numpy()[0]
+    result = float(out.numpy()[0])
     if result != 0.1:
         return f"wp.float64(0.1) in a kernel gives {result!r}, not 0.1"
     return None
