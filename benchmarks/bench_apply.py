@@ -20,7 +20,7 @@ callback is gpushim's own work, and the difference between the two
 callbacks is what importing wrapt costs at that point (wrapt 2 imports
 ``asyncio`` and ``importlib.metadata``; wrapt 1 does not).  On a machine whose cores are shared the
 minima are the figures to read.  The matrix runs it with the default of 3
-interpreters per arm, to stay within seconds per cell; the README's figures
+interpreters per arm, to stay within seconds per cell; docs/performance.md's figures
 use ``--runs 15``.
 
 Then the modules: which modules are in ``sys.modules`` after ``import

@@ -40,7 +40,7 @@ from cupy._core import _fusion_thread_local, fusion  # noqa: E402
 from timing import fastest_per_call_us, print_arms  # noqa: E402
 
 import gpushim  # noqa: E402
-from gpushim.patches.cupy import untouched_memory  # noqa: E402
+from gpushim.patches.cupy._memory import untouched_memory  # noqa: E402
 from gpushim.patches.cupy.fuse_python_scalar import patch  # noqa: E402
 
 

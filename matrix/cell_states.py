@@ -15,6 +15,7 @@ import sys
 import gpushim
 import gpushim.auto  # noqa: F401  (applies the patches as a user's import would)
 from gpushim.device import cuda_present
+from gpushim.engine import module_of
 from gpushim.testing import expected_state, installed_versions
 
 
@@ -24,7 +25,7 @@ def main() -> int:
     for id, state in expected.items():
         if state != "not-installed":
             __import__(gpushim.registry().library(id).target)
-            __import__(gpushim.registry()[id].module or gpushim.registry().library(id).target)
+            __import__(module_of(gpushim.registry()[id]) or gpushim.registry().library(id).target)
     records = gpushim.status()
     environment = {"machine": platform.machine(), "python": platform.python_version(), "cuda_device": cuda_present()}
     print(json.dumps({"environment": environment, "records": [record.as_dict() for record in records]}, indent=1))

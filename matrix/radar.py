@@ -112,9 +112,16 @@ class Grid:
     def requirements(self, point: Point) -> list[str]:
         """The release and its environment's requirements; only the latter are forced over the release's pins."""
         distribution = self.libraries[point.library]["distribution"]
-        return [f"{distribution}=={point.release}", *self.overrides(point)]
+        return [f"{distribution}=={point.release}", *self.overrides(point), *self.projects(point)]
 
     def overrides(self, point: Point) -> list[str]:
+        return [value for value in self._values(point) if not value.startswith("./")]
+
+    def projects(self, point: Point) -> list[str]:
+        """The projects of this checkout the point installs (``./matrix/py314_emulation``), built into wheels."""
+        return [value for value in self._values(point) if value.startswith("./")]
+
+    def _values(self, point: Point) -> list[str]:
         dimensions = self.document["dimensions"]
         return [dimensions[name][value] for name, value in point.environment if dimensions[name][value]]
 
@@ -152,6 +159,16 @@ def build_gpushim() -> Path:
     return wheel
 
 
+def project_wheel(project: str) -> Path:
+    """The wheel of a project of this checkout, built once per run into ``.radar/wheel`` beside gpushim's."""
+    wheels = WORK / "wheel" / Path(project).name
+    if not wheels.exists():
+        command = ["uv", "build", "--quiet", "--wheel", "--out-dir", str(wheels), str(ROOT / project)]
+        _run(command, INSTALL_TIMEOUT).check_returncode()
+    (wheel,) = wheels.glob("*.whl")
+    return wheel
+
+
 def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     """Bring ``point``'s environment up to date, made afresh if its requirements changed; None, or why it failed."""
     venv = WORK / "venvs" / point.id
@@ -166,7 +183,8 @@ def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     overrides = venv / "radar-overrides.txt"
     overrides.write_text("".join(f"{requirement}\n" for requirement in grid.overrides(point)))
     install = ["uv", "pip", "install", "--quiet", "--python", str(python), "--only-binary", ":all:"]
-    install += ["--override", str(overrides), "--reinstall-package", "gpushim", *grid.requirements(point), str(wheel)]
+    requirements = [str(project_wheel(r)) if r in grid.projects(point) else r for r in grid.requirements(point)]
+    install += ["--override", str(overrides), "--reinstall-package", "gpushim", *requirements, str(wheel)]
     installed = _run(install, INSTALL_TIMEOUT)
     if installed.returncode:
         return f"uv pip install: {_last_line(installed.stderr)}"
@@ -174,10 +192,10 @@ def prepare(grid: Grid, point: Point, wheel: Path) -> str | None:
     return None
 
 
-def smoke(point: Point, with_gpushim: bool) -> dict:
+def smoke(point: Point, distribution: str, with_gpushim: bool) -> dict:
     """The smoke corpus' outcome in ``point``'s environment: the releases it found and each check's outcome."""
     python = WORK / "venvs" / point.id / "bin" / "python"
-    command = [str(python), "-I", str(SMOKE), point.library] + (["--gpushim"] if with_gpushim else [])
+    command = [str(python), "-I", str(SMOKE), point.library, distribution] + (["--gpushim"] if with_gpushim else [])
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GPUSHIM_", "PYTHON", "VIRTUAL_ENV"))}
     try:
         finished = _run(command, SMOKE_TIMEOUT, env=env)
@@ -199,8 +217,9 @@ def run_point(grid: Grid, point: Point, wheel: Path) -> dict:
     if failure:
         result["install"] = failure
     else:
-        result["without"] = smoke(point, with_gpushim=False)
-        result["with"] = smoke(point, with_gpushim=True)
+        distribution = grid.libraries[point.library]["distribution"]
+        result["without"] = smoke(point, distribution, with_gpushim=False)
+        result["with"] = smoke(point, distribution, with_gpushim=True)
     result["seconds"] = round(time.monotonic() - started, 1)
     results = WORK / "results"
     results.mkdir(parents=True, exist_ok=True)

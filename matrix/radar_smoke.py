@@ -1,14 +1,15 @@
 """The radar's smoke corpus: what a user of one library does first, run in one grid point's environment.
 
-``matrix/radar.py`` runs it as ``python -I radar_smoke.py LIBRARY [--gpushim]`` in the point's
-virtual environment, once without gpushim and once with ``import gpushim.auto`` first.  Its last
+``matrix/radar.py`` runs it as ``python -I radar_smoke.py LIBRARY DISTRIBUTION [--gpushim]`` in the
+point's virtual environment, once without gpushim and once with ``import gpushim.auto`` first.  Its last
 line is ``RADAR {json}``: the releases installed and each check's outcome in order, ``"ok"`` or the
 error's type and first line.  Checks after a failed import are not run.
 
 Everything runs on the CPU, on every Python of the grid (3.8 on), and imports nothing of the project
 but gpushim: CuPy cannot launch a kernel without a GPU, so its checks stop at what the host does
 (dtypes and ufunc tables, ``cupy.testing``, the code ``cupy.fuse`` generates, traced on arrays whose
-memory is never touched).  Warp kernels here take no ``from __future__ import annotations``: Warp
+memory is never touched, and last ``cupy.testing``'s requirement checks, which a downstream suite runs
+as it collects its tests).  Warp kernels here take no ``from __future__ import annotations``: Warp
 reads their annotations as objects.
 """
 
@@ -17,11 +18,6 @@ import sys
 import traceback
 
 MADE_UP_ADDRESS = 0x7F0000001000  # a device address nobody reads or writes
-DISTRIBUTIONS = {
-    "cupy": "cupy-cuda12x",
-    "dali": "nvidia-dali-cuda120",
-    "warp": "warp-lang",
-}
 
 
 def cupy_checks():
@@ -44,6 +40,15 @@ def cupy_checks():
         cupy.testing.assert_allclose(numpy.arange(3.0), numpy.arange(3.0))
         cupy.testing.assert_array_equal(numpy.ones((2, 2), numpy.int32), numpy.ones((2, 2), numpy.int32))
 
+    def requires():
+        import cupy.testing
+
+        assert cupy.testing.installed("numpy>=1")
+
+        @cupy.testing.with_requires("numpy>=1")
+        def decorated():
+            pass
+
     def fusion(*scalars):
         def check():
             code = _trace_fusion(lambda x, y: x * 2 + y, scalars or None)
@@ -57,6 +62,7 @@ def cupy_checks():
         ("testing", testing),
         ("fuse", fusion()),
         ("fuse-scalar", fusion(1)),
+        ("testing-requires", requires),
     ]
 
 
@@ -203,7 +209,7 @@ def _outcome(error):
     return f"{type(error).__name__}: {lines[0] if lines else ''}".strip()[:200]
 
 
-def main(library, with_gpushim):
+def main(library, distribution, with_gpushim):
     checks = {"cupy": cupy_checks, "dali": dali_checks, "warp": warp_checks}[library]()
     if with_gpushim:
         checks.insert(0, ("gpushim", lambda: __import__("gpushim.auto")))
@@ -217,11 +223,11 @@ def main(library, with_gpushim):
             outcomes[name] = _outcome(error)
             if name in ("gpushim", "import"):
                 break
-    names = (DISTRIBUTIONS[library], "numpy", "setuptools", "gast", "gpushim")
+    names = (distribution, "numpy", "setuptools", "gast", "gpushim")
     versions = {name: _version(name) for name in names}
     versions["python"] = ".".join(map(str, sys.version_info[:3]))
     print("RADAR " + json.dumps({"versions": versions, "checks": outcomes}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], "--gpushim" in sys.argv[2:])
+    main(sys.argv[1], sys.argv[2], "--gpushim" in sys.argv[3:])

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, reference_record, saved
+from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, not_run, reference_record, saved
 
 CELLS_DIR = ARTEFACTS / "cells"
 GPU_RUNS = MATRIX / "gpu-runs"
@@ -99,26 +100,40 @@ def selftest_table(cells: list[str]) -> str:
     """The demo's table: per cell and affected patch, the bug without gpushim and with it.
 
     Rows are labelled by cell, which tells the environment apart where the
-    release alone does not (``cupy-13.2.0-numpy1``); the cells whose self-test
-    did not run (their Python is not installed, or not selected) are named
-    at the end.
+    release alone does not (``cupy-13.2.0-numpy1``).  The last line names
+    each cell whose self-test did not run, why, and the command that runs it.
     """
     lines = [("cell", "patch", "with gpushim", "without gpushim")]
-    not_run = []
     for cell in cells:
-        results = saved(cell, "selftest")
-        if results is None:
-            not_run.append(cell)
-        for result in results or []:
+        for result in saved(cell, "selftest") or []:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
             fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
             lines.append((cell, result["id"], fixed, f"bug: {result['without']}"))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     table = "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
-    if not_run:
-        table += f"\n\nnot run (their Python is not installed or not selected): {', '.join(not_run)}"
+    missing = not_run(cells, "selftest")
+    if missing:
+        sessions = " ".join(f'"selftest(cell={cell!r})"' for cell in missing)
+        reasons = ", ".join(f"{cell} ({why_not_run(cell)})" for cell in missing)
+        table += f"\n\nnot run: {reasons}; to run them: nox -s {sessions} demo"
     return table
+
+
+def why_not_run(cell: str) -> str:
+    """Why ``cell``'s session saved nothing: its Python, looked for as nox does, by name on PATH; else not selected."""
+    python = load_cells()[cell].get("python")
+    if python is None or _runs(f"python{python}"):
+        return "not selected, or its session failed"
+    return f"python{python} not found on PATH: with pyenv, select {python} too, as the README says"
+
+
+def _runs(command: str) -> bool:
+    """Whether ``command`` starts a Python here: a pyenv shim of a version not selected is on PATH but fails."""
+    try:
+        return subprocess.run([command, "-c", ""], capture_output=True, timeout=60).returncode == 0
+    except OSError:
+        return False
 
 
 def where_it_ran() -> str:

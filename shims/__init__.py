@@ -15,13 +15,16 @@ from __future__ import annotations
 from . import states
 from .declaration import Patch
 from .errors import GpushimWarning, InvalidDeclaration, NotAffected, PatchError, ProbeCannotRun, TargetMismatch
+from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from .engine import Registry
+    from .journal import Journal, PatchedProperty
+    from .shape import Parameters, expect, expect_lines, expect_reads, expect_same
     from .states import Record
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 __all__ = [
     "GpushimWarning",
     "InvalidDeclaration",
@@ -34,6 +37,9 @@ __all__ = [
     "ProbeCannotRun",
     "TargetMismatch",
     "expect",
+    "expect_lines",
+    "expect_reads",
+    "expect_same",
     "patch",
     "record",
     "registry",
@@ -42,12 +48,22 @@ __all__ = [
     "unpatch",
 ]
 
-_registry = None
+# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
+_registry = globals().get("_registry")
+_making_registry = globals().get("_making_registry") or ForkSafeRLock()  # one registry for threads that meet here
 
 
 # What patches use once they apply, by the module that holds it; imported on first use, which keeps
 # ``import gpushim.auto`` within its budget.
-_KIT = {"Journal": "journal", "PatchedProperty": "journal", "Parameters": "shape", "expect": "shape"}
+_KIT = {
+    "Journal": "journal",
+    "PatchedProperty": "journal",
+    "Parameters": "shape",
+    "expect": "shape",
+    "expect_lines": "shape",
+    "expect_reads": "shape",
+    "expect_same": "shape",
+}
 
 
 def __getattr__(name: str):
@@ -65,13 +81,15 @@ def registry() -> Registry:
     """
     global _registry
     if _registry is None:
-        from .catalogue import discover
-        from .engine import Registry
-        from .plugins import find
+        with _making_registry:
+            if _registry is None:
+                from .catalogue import discover
+                from .engine import Registry
+                from .plugins import find
 
-        own = discover(f"{__name__}.patches")
-        theirs, problems = find(own)
-        _registry = Registry(own + theirs, problems)
+                own = discover(f"{__name__}.patches")
+                theirs, problems = find(own)
+                _registry = Registry(own + theirs, problems)
     return _registry
 
 

@@ -19,6 +19,12 @@ import gpushim
 from .plugins import labelled
 from .states import FAILED
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .states import Fields
+
 DESCRIPTION = """\
 Upstream bug fixes for old, pinned releases of CuPy, NVIDIA DALI and NVIDIA Warp,
 applied at import time by `import gpushim.auto` or `gpushim-run COMMAND`.
@@ -34,7 +40,7 @@ Report a patch that fails or a `needed` selftest verdict at https://github.com/g
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
 
 
-def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> str:
+def format_table(records: Sequence[Fields], columns: tuple[str, ...] = _COLUMNS) -> str:
     """A plain-text table, one row per record; an id from another distribution says which."""
     records = [{**record, "id": labelled(record)} for record in records]
     rows = [columns] + [tuple(str(record[c] or "-") for c in columns) for record in records]
@@ -42,14 +48,14 @@ def format_table(records: list[dict], columns: tuple[str, ...] = _COLUMNS) -> st
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-def upgrades(records: list[dict]) -> str:
-    """Per installed release with patches in range, the upgrade after which it needs none of them."""
-    from gpushim.freeze import freeze
+def upgrades(records: Sequence[Fields]) -> str:
+    """Per installed release with patches in range, the lowest release that needs none (see :func:`freeze.upgrade`)."""
+    from gpushim.freeze import NONE_KNOWN, freeze, needs_patches
 
     lines = [
-        f"  {release['distribution']} {release['version']} -> {release['fixed_in']}"
+        f"  {release['distribution']} {release['version']} -> {release['fixed_in'] or NONE_KNOWN}"
         for release in freeze(records)["releases"]
-        if release["fixed_in"] is not None
+        if needs_patches(release)
     ]
     return "\n".join(["\nupgrades after which no patch is needed:", *lines]) if lines else ""
 
@@ -71,12 +77,17 @@ def _status(arguments: argparse.Namespace) -> int:
 
 
 def _selftest(arguments: argparse.Namespace) -> int:
+    from gpushim.probing import NoTemporaryFile
     from gpushim.selftest import NEEDED, PROBE_ERROR, selftest, summary
 
     def progress(line: str) -> None:
         print(f"gpushim selftest: {line}", file=sys.stderr, flush=True)
 
-    results = selftest(progress)
+    try:
+        results = selftest(progress)
+    except NoTemporaryFile as error:
+        progress(f"cannot run: {error}")
+        return 3
     if arguments.json:
         print(json.dumps(results, indent=2))
     else:
@@ -85,8 +96,8 @@ def _selftest(arguments: argparse.Namespace) -> int:
     return 1 if any(result["verdict"] in (NEEDED, PROBE_ERROR) for result in results) else 0
 
 
-def patch_table(records: list[dict] | None = None) -> str:
-    """The README's Markdown table of patches, from their declarations."""
+def patch_table(records: Sequence[Fields] | None = None) -> str:
+    """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
         rows.append(
@@ -96,7 +107,7 @@ def patch_table(records: list[dict] | None = None) -> str:
     return "\n".join(rows)
 
 
-def patch_list(records: list[dict], width: int) -> str:
+def patch_list(records: Sequence[Fields], width: int) -> str:
     """The patches as a terminal table, what each fixes wrapped to ``width`` columns."""
     columns = ("id", "affected", "fixed in")
     rows = [columns] + [(labelled(record), record["affected"] or "-", record["fixed_in"] or "-") for record in records]
@@ -168,7 +179,8 @@ def parser() -> argparse.ArgumentParser:
         "status",
         "each patch and its state on this install",
         "Each patch with the installed release of its library and its state in this process, "
-        "then, per installed release that needs patches, the upgrade after which it needs none. "
+        "then, per installed release that needs patches, the lowest release outside every patch's range, "
+        "if one is known. "
         "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
         "release's patches read `inactive` here.",
         _status,
@@ -181,7 +193,8 @@ def parser() -> argparse.ArgumentParser:
         "Runs the probe (a minimal reproduction of the bug) of every patch whose library is installed, "
         "in fresh interpreters: without the patch (does this install have the bug?) and, where it "
         "does, with it (is the bug gone?). Verdicts: effective, not-needed, needed (please report). "
-        "Exits with status 1 if a verdict is needed or a probe could not run.",
+        "Exits with status 1 if a verdict is needed or a probe could not run, 3 if the self-test cannot "
+        "run at all (no temporary file can be made).",
         _selftest,
         "print the results as JSON",
     )
@@ -193,7 +206,7 @@ def parser() -> argparse.ArgumentParser:
         _patches,
         "print the declarations as JSON",
     )
-    patches.add_argument("--markdown", action="store_true", help="print the README's Markdown table")
+    patches.add_argument("--markdown", action="store_true", help="print the Markdown table of docs/patches.md")
     command(
         "freeze",
         "a requirements file of the installed libraries, with gpushim's patches in comments",

@@ -1,6 +1,6 @@
 """The declaration every patch module makes about itself.
 
-A patch module is the single source of truth for its bug: the README's patch
+A patch module is the single source of truth for its bug: the docs' patch
 table, ``python -m gpushim status``, the self-test and the matrix's expected
 states all read the :class:`Patch` object the module defines as ``patch``.
 What it patches (the import name and the distributions that install it) is
@@ -33,7 +33,10 @@ class Patch:
     ``not-affected``.  ``module`` names the module the patch changes when the
     library's own import does not load it (``warp.optim``,
     ``cupyx.scipy.linalg``): the patch then applies once that module is
-    imported, if ever, and ``apply`` receives it.  The ``apply`` and ``probe`` functions are attached with
+    imported, if ever, and ``apply`` receives it.  Where releases moved the
+    code, a tuple names each place, the defining module first (Warp 1.10:
+    ``("warp._src.optim.linear", "warp.optim.linear")``): the first of them
+    that the imported release has is the one.  The ``apply`` and ``probe`` functions are attached with
     the :meth:`applier` and :meth:`prober` decorators so that a patch module
     states its metadata first and its mechanics after.
 
@@ -42,7 +45,9 @@ class Patch:
     and :meth:`preparer` attaches what runs then (a patch may also have an
     ``apply``).  Beside ``only_with``, the environment gates are ``python``, a
     specifier of the Python version, and ``missing``, top-level modules that
-    the bug needs to be absent (found without importing them).
+    the bug needs to be absent (found without importing them) or attributes
+    written ``module:attribute.path`` (``ast:Constant.n``, looked up without
+    running code: no property or module ``__getattr__``).
     """
 
     __slots__ = (
@@ -72,7 +77,7 @@ class Patch:
         fix: str,
         summary: str,
         only_with: dict[str, str] | None = None,
-        module: str | None = None,
+        module: str | tuple[str, ...] | None = None,
         before: str | None = None,
         python: str | None = None,
         missing: tuple[str, ...] = (),
@@ -110,7 +115,7 @@ class Patch:
         """Declare ``function(module, journal)`` as what runs before module ``before`` executes.
 
         ``module`` is that module, created but not yet executed.  What the
-        journal provides in ``sys.modules`` is withdrawn once it has executed.
+        journal provides to it and lends it is withdrawn once it has executed.
         """
         self.prepare = function
         return function

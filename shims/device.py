@@ -114,10 +114,10 @@ def cuda_present() -> bool:
 def device_memory(nbytes: int) -> Iterator[int]:
     """Real memory on CUDA device 0 for the ``with`` block where a device is present, else
     :data:`MADE_UP_ADDRESS`, which the caller must hand only to code that never touches it."""
-    if not cuda_present():
+    found = driver() if cuda_present() else None
+    if found is None:
         yield MADE_UP_ADDRESS
         return
-    found = driver()
     pointer = found.allocate(max(nbytes, 1))
     try:
         yield pointer

@@ -4,7 +4,8 @@ A :class:`Registry` holds the libraries of a catalogue and what became of
 each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
 modules, gating each on the installed release and running its ``apply``.
-Everything that can go wrong in there is caught: the user's ``import cupy``
+Everything that can go wrong in there is caught (``SystemExit`` and any other
+``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
 must succeed even when a patch cannot be loaded or applied, unless
 ``GPUSHIM_STRICT=1`` asks otherwise, and then only after every patch of the
 target has reached its final state.
@@ -14,19 +15,18 @@ from __future__ import annotations
 
 import sys
 
-# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import RLock
-
 from . import report, switches
 from .catalogue import Library, discover
 from .errors import NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
+from .locks import ForkSafeRLock
 from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import ModuleType
+    from typing import Callable
 
     from .declaration import Patch
     from .journal import Journal
@@ -70,7 +70,7 @@ class Registry:
         self._preparing: set[str] = set()  # the modules whose execution before-exec patches wait for
         self._late: set[str] = set()
         self._strict = False
-        self._lock = RLock()
+        self._lock = ForkSafeRLock()
 
     @classmethod
     def discover(cls, package: str) -> Registry:
@@ -80,6 +80,12 @@ class Registry:
     @property
     def ids(self) -> list[str]:
         return list(self._libraries)
+
+    @property
+    def active(self) -> list[str]:
+        """The patches that :meth:`patch` was asked for and :meth:`unpatch` has not undone since, in any state."""
+        with self._lock:
+            return list(self._outcomes)
 
     def library(self, id: str) -> Library:
         return self._libraries[id]
@@ -104,6 +110,7 @@ class Registry:
 
     def patch(self, *ids: str) -> None:
         """Apply the given patches (all by default) now or when their targets are imported."""
+        hooks.call_back_for_missed()
         switches.configure_logging()
         self._strict = switches.strict()
         off = switches.disabled(self.ids)
@@ -133,8 +140,9 @@ class Registry:
             f"gpushim cannot use {problem['id']} ({problem['reason']}); its patches are not applied"
             for problem in self._problems
         ]
-        if not self._problems_reported:
-            self._problems_reported = True
+        with self._lock:
+            first, self._problems_reported = not self._problems_reported, True
+        if first:
             for message in messages:
                 report.warn(message)
         if messages and self._strict:
@@ -157,16 +165,26 @@ class Registry:
             hooks.call_back_if_imported(name, self._on_import)
 
     def unpatch(self, *ids: str) -> None:
-        """Undo the given patches (all by default), restoring the identical originals."""
+        """Undo the given patches (all by default), restoring the identical originals.
+
+        What cannot be undone stops nothing else: its patch is ``failed``,
+        naming what stays patched, and is warned of once the rest is undone
+        (raised, under ``GPUSHIM_STRICT=1``).
+        """
+        failures = []
         with self._lock:
             for id in self._select(ids):
                 outcome = self._outcomes.pop(id, None)
-                if outcome is not None and outcome.journal is not None:
-                    outcome.journal.undo()
+                applied = outcome.journal if outcome is not None else None
+                journals = [journal for journal in (applied, self._prepared.pop(id, None)) if journal is not None]
+                stuck = _each(journal.undo for journal in journals)
+                if stuck:
+                    failed = self._outcomes[id] = _Outcome(FAILED, self._libraries[id].target, stuck)
+                    failed.release = outcome.release if outcome is not None else None
+                    failures.append(f"gpushim could not undo {id} ({stuck}): that stays patched")
+                    report.log("error", failures[-1])
+                elif applied is not None:
                     report.log("info", f"{id} undone")
-                prepared = self._prepared.pop(id, None)
-                if prepared is not None:
-                    prepared.undo()
             for name in list(self._watched):
                 if not self._waiting_for(name):
                     self._watched.discard(name)
@@ -176,6 +194,10 @@ class Registry:
             for name in self._preparing - needed:
                 self._preparing.discard(name)
                 hooks.forget_preparation(name, self._on_executing)
+        for message in failures:
+            report.warn(message)
+        if failures and switches.strict():
+            raise PatchError("; ".join(failures))
 
     def _waiting_for(self, name: str) -> list[str]:
         """The patches, pending or applied, that the import of module ``name`` applies."""
@@ -193,21 +215,28 @@ class Registry:
         they name.  A declaration that cannot be loaded fails after the import.
         """
         with self._lock:
-            befores = []
-            for id in self._waiting_for(name):
-                try:
-                    patch = self[id]
-                except Exception:
-                    continue
-                if patch.before is not None and patch.before not in befores:
-                    befores.append(patch.before)
-            for before in befores:
-                if before not in self._preparing:
-                    self._preparing.add(before)
-                    hooks.before_executing(before, self._on_executing)
+            befores = self._prepare_before(name)
         if name in befores:
             return self._on_executing(name, module)
         return None
+
+    def _prepare_before(self, name: str) -> list[str]:
+        """Have the modules that the patches waiting for ``name`` act before call back; their names. Lock held."""
+        befores = []
+        for id in self._waiting_for(name):
+            try:
+                patch = self[id]
+            except KeyboardInterrupt:
+                raise
+            except BaseException:
+                continue
+            if patch.before is not None and patch.before not in befores:
+                befores.append(patch.before)
+        for before in befores:
+            if before not in self._preparing:
+                self._preparing.add(before)
+                hooks.before_executing(before, self._on_executing)
+        return befores
 
     def _on_executing(self, name: str, module: ModuleType):
         """Run the preparers of the patches that act before module ``name``; what withdraws what they provided.
@@ -233,7 +262,7 @@ class Registry:
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
-                    journal = Journal()
+                    journal = Journal(module, outcome.release)
                     journals.append(journal)
                     try:
                         patch.prepare(module, journal)
@@ -247,12 +276,15 @@ class Registry:
                     self._prepared[id] = journal
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")
-                except Exception as error:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
 
         def withdraw() -> None:
-            for journal in journals:
-                journal.withdraw()
+            stuck = _each(journal.withdraw for journal in journals)
+            if stuck:
+                report.warn(f"gpushim could not withdraw what it provided or lent while {name} executed ({stuck})")
 
         for message in failures:
             report.warn(message)
@@ -276,6 +308,7 @@ class Registry:
         with self._lock:
             late = name in self._late
             self._late.discard(name)
+            self._prepare_before(name)  # for a module of the target not executed yet, when patch() came late
             for id in self._waiting_for(name):
                 outcome = self._outcomes[id]
                 if outcome.module is module and outcome.execution == hooks.executions(name):
@@ -289,14 +322,16 @@ class Registry:
                     if self[id].before is not None and self[id].apply is None:
                         self._settle_unprepared(id, outcome, listings)
                         continue
-                    own = self[id].module
+                    own = module_of(self[id])
                     if own is not None and own != name:
                         outcome.waits_for = own
                         modules.append(own)
                         continue
                     self._apply(id, module, outcome, listings)
                     outcome.execution = hooks.executions(name)
-                except Exception as error:
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
             journals = [outcome.journal for outcome in self._outcomes.values() if outcome.module is module]
             modules = list(dict.fromkeys(modules))
@@ -327,7 +362,7 @@ class Registry:
             return
         from .journal import Journal
 
-        journal = Journal()
+        journal = Journal(release=outcome.release)
         try:
             patch.apply(module, journal)
         except NotAffected as why:
@@ -341,7 +376,7 @@ class Registry:
         outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, self._prepared.get(id))
         report.log("info", f"{id} applied to {' '.join(outcome.release)}")
 
-    def _fail(self, id: str, outcome: _Outcome, error: Exception) -> str:
+    def _fail(self, id: str, outcome: _Outcome, error: BaseException) -> str:
         """Record ``id`` as failed; the message names the patch, the release and the reason."""
         library = self._libraries[id]
         outcome.state = FAILED
@@ -396,9 +431,10 @@ class Registry:
                 return NOT_AFFECTED, f"the bug needs Python {patch.python}; this is Python {python}", release
             held.append(f"Python {python} {patch.python}")
         for missing in patch.missing:
-            if _findable(missing):
-                return NOT_AFFECTED, f"the bug needs no module named {missing}, and {missing} is found", release
-            held.append(f"no module named {missing}")
+            what = f"no attribute {missing}" if ":" in missing else f"no module named {missing}"
+            if (_holds if ":" in missing else _findable)(missing):
+                return NOT_AFFECTED, f"the bug needs {what}, and {missing} is found", release
+            held.append(what)
         return None, "; ".join(held), release
 
     def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
@@ -407,7 +443,9 @@ class Registry:
         try:
             module = sys.modules.get(target) if is_imported(target) else None
             state, reason, release = self._gate(self[id], module, listings)
-        except Exception as error:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
         if id in off:
             return DISABLED, f"{switches.DISABLE} turns it off", release
@@ -434,10 +472,15 @@ class Registry:
         ``listings`` are shared by the records of one :meth:`status`.
         """
         library = self._libraries[id]
+        try:
+            hooks.call_back_for_missed()  # a target another import hook loaded is patched before it is reported
+        except PatchError:
+            pass  # a report never raises: the failure is in its record, and the next patch() raises it
         with self._lock:
             outcome = self._outcomes.get(id)
+            settled = outcome is not None and outcome.state not in (PENDING, DISABLED) and not self._unfinished(id)
         off = {id} if outcome is not None and outcome.state == DISABLED else switches.disabled(self.ids)
-        if outcome is not None and outcome.state not in (PENDING, DISABLED):
+        if settled:
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
             state, reason, release = self._forecast(id, off, listings)
@@ -445,7 +488,9 @@ class Registry:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
-        except Exception:
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
             patch = None
         return Record(
             id=id,
@@ -460,6 +505,13 @@ class Registry:
             summary=patch.summary if patch else None,
             origin=library.origin,
         )
+
+    def _unfinished(self, id: str) -> bool:
+        """Whether ``id`` has only prepared a module of a target whose import has not ended (or failed after it)."""
+        outcome = self._outcomes[id]
+        if outcome.state != APPLIED or outcome.journal is not None or id not in self._prepared:
+            return False
+        return not (is_imported(self._libraries[id].target) and is_imported(self._declarations[id].before))
 
     def status(self) -> list[Record]:
         """One record per patch, in id order (see :meth:`record`), then one per problem."""
@@ -482,6 +534,48 @@ def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
     if not parts:
         return reason
     return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
+
+
+def module_of(patch: Patch) -> str | None:
+    """The name of the module ``patch`` changes in this install (``Patch.module``), found importing nothing.
+
+    Of several names, the first that the imported release has; the last where none is found.
+    """
+    if patch.module is None or isinstance(patch.module, str):
+        return patch.module
+    *earlier, last = patch.module
+    return next((name for name in earlier if _found_under_imported(name)), last)
+
+
+def _found_under_imported(name: str) -> bool:
+    """Whether module ``name`` is imported, or found on the path of its nearest imported package."""
+    from importlib.machinery import PathFinder
+
+    parts = name.split(".")
+    imported = next((end for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in sys.modules), 0)
+    if imported == 0:
+        return False
+    try:
+        path = getattr(sys.modules[".".join(parts[:imported])], "__path__", None)
+        for end in range(imported + 1, len(parts) + 1):
+            spec = PathFinder.find_spec(".".join(parts[:end]), list(path)) if path is not None else None
+            if spec is None:
+                return False
+            path = spec.submodule_search_locations
+    except Exception:
+        return False
+    return True
+
+
+def _each(calls: Iterable[Callable[[], None]]) -> str:
+    """Make every one of ``calls``, whichever of them raise; what they raised, in words ('' if nothing)."""
+    raised = []
+    for call in calls:
+        try:
+            call()
+        except Exception as error:
+            raised.append(str(error))
+    return "; ".join(raised)
 
 
 def _version(release: tuple[str, str | None]) -> str:
@@ -530,15 +624,55 @@ def _dependency_release(distribution: str, listings: Listings | None) -> tuple[s
 
 
 def _findable(name: str) -> bool:
-    """Whether top-level module ``name`` is imported or can be found; finding it imports nothing."""
+    """Whether top-level module ``name`` is imported or one of the finders on ``sys.meta_path`` finds it.
+
+    Finding it imports nothing, but setuptools' ``_distutils_hack`` finds
+    ``distutils`` by importing ``setuptools._distutils``, and setuptools
+    with it (about 270 modules): for that finder, the path is searched for
+    that package instead.
+    """
     if name in sys.modules:
         return True
-    from importlib.util import find_spec
+    for finder in list(sys.meta_path):
+        try:
+            if type(finder).__module__ == "_distutils_hack":
+                found = name == "distutils" and _setuptools_has_distutils()
+            else:
+                found = getattr(finder, "find_spec", lambda *_: None)(name, None) is not None
+        except Exception:
+            return True  # a finder that fails cannot be said to lack it
+        if found:
+            return True
+    return False
 
+
+def _setuptools_has_distutils() -> bool:
+    import os
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("setuptools")
+    folders = (spec.submodule_search_locations or []) if spec is not None else []
+    return any(os.path.isfile(os.path.join(folder, "_distutils", "__init__.py")) for folder in folders)
+
+
+def _holds(path: str) -> bool:
+    """Whether ``module:attribute.path`` names something, looked up without running any code of it.
+
+    The module is imported to look (a patch names one its target imports
+    anyway).  Each step is read as :func:`inspect.getattr_static` reads it,
+    so no property, module ``__getattr__`` or deprecation warning runs.
+    """
+    from importlib import import_module
+    from inspect import getattr_static
+
+    module, _, names = path.partition(":")
+    owner = import_module(module)
     try:
-        return find_spec(name) is not None
-    except Exception:
-        return True  # a finder that fails cannot be said to lack it
+        for name in names.split("."):
+            owner = getattr_static(owner, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _warn_about_stale_names(target: str, journals: list[Journal]) -> None:

@@ -3,7 +3,9 @@
 A result is only reproducible with the library releases and the fixes that
 were in effect, so this pins gpushim and each installed target's
 distribution, and says in comments which patches concern that release and
-in what state.  ``pip install -r`` accepts the file as it is.
+in what state.  ``pip install -r`` accepts the file as it is, and installs
+what is pinned from where it came: an index, or the URL it was installed
+from (gpushim from a commit of its repository).
 
 A patch is ``applied`` in the process that asks (call :func:`freeze` from
 the training script after its imports to log that), ``pending`` where
@@ -20,6 +22,12 @@ from . import releases
 from .plugins import labelled
 from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, PENDING
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .states import Fields
+
 # Every state but these says something about the release: the patch is in effect,
 # would be, could not be, or was turned off.
 _UNRELATED = (NOT_AFFECTED, NOT_INSTALLED)
@@ -31,13 +39,16 @@ LEGEND = """\
 # failed: gpushim could not patch it, the bug is there; disabled: off by GPUSHIM_DISABLE"""
 
 
-def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
+NONE_KNOWN = "no release outside every gpushim patch's range is known yet"
+
+
+def freeze(records: Sequence[Fields] | None = None) -> dict:
     """gpushim's version, the distributions that add patches, and per installed target release its patches.
 
     ``records`` are status records, those of :func:`gpushim.status` by
-    default.  ``fixed_in`` of a release is the highest ``fixed_in`` of the
-    patches in range for it (None when there are none, or one of them has no
-    fix upstream): upgrading to it makes them all unnecessary.  Versions are compared as :mod:`gpushim.releases`
+    default.  ``fixed_in`` of a release with patches in range is the
+    release to upgrade to (see :func:`upgrade`), None when none is known yet
+    or no patch is in range.  Versions are compared as :mod:`gpushim.releases`
     compares them, so that plain releases need no ``packaging``.
     ``patch_distributions`` are the other distributions whose patches the
     records name, with their installed version and the ids of theirs that
@@ -71,14 +82,12 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
         if record["state"] in _UNRELATED:
             continue
         release["patches"].append({"id": labelled(record), "state": record["state"]})
-        if record["state"] not in _IN_RANGE or release.get("unfixed"):
-            continue
-        if record["fixed_in"] is None:
-            release["unfixed"], release["fixed_in"] = True, None
-        elif release["fixed_in"] is None or releases.is_affected(record["fixed_in"], f">{release['fixed_in']}"):
-            release["fixed_in"] = record["fixed_in"]
     for release in found.values():
-        release.pop("unfixed", None)
+        if needs_patches(release):
+            ranges = [
+                (record["affected"], record["fixed_in"]) for record in records if record["target"] == release["target"]
+            ]
+            release["fixed_in"] = upgrade(release["version"], ranges)
     return {
         "gpushim": gpushim.__version__,
         "patch_distributions": patch_distributions,
@@ -87,7 +96,34 @@ def freeze(records: list[dict[str, str | None]] | None = None) -> dict:
     }
 
 
-def _gating(records: list) -> list[dict]:
+def needs_patches(release: dict) -> bool:
+    """Whether a release of :func:`freeze` has patches in range: in effect, or meant to be."""
+    return any(patch["state"] in _IN_RANGE for patch in release["patches"])
+
+
+def upgrade(version: str | None, patches: list[tuple[str | None, str | None]]) -> str | None:
+    """The lowest release above ``version`` that lies outside every patch's range; None where none is known yet.
+
+    ``patches`` are the ``(affected, fixed_in)`` of every patch of the
+    library.  The releases known are the ``fixed_in`` of each: the highest
+    of those in range for ``version`` may lie in another patch's range
+    (CuPy 13.5.0, the fix of 13.3.0's last bug, has ``cupy.asarray_blocking``'s).
+    A version that cannot be compared (see :func:`requirement`) has none either.
+    """
+    ranges = [affected for affected, _ in patches if affected is not None]
+    lowest = None
+    try:
+        for fixed in {fixed for _, fixed in patches if fixed is not None}:
+            if not releases.is_affected(fixed, f">{version}") or any(releases.is_affected(fixed, r) for r in ranges):
+                continue
+            if lowest is None or releases.is_affected(fixed, f"<{lowest}"):
+                lowest = fixed
+    except releases.BadVersion:
+        return None
+    return lowest
+
+
+def _gating(records: Sequence[Fields]) -> list[dict]:
     """The other distributions that the patches of installed releases gate on (``only_with``), as installed.
 
     A patch of CuPy 13.2.0's NumPy 2 bugs applies or not by NumPy's release,
@@ -111,12 +147,18 @@ def _gating(records: list) -> list[dict]:
 
 
 def requirement(distribution: str, version: str | None) -> str:
-    """``distribution==version``, or a comment when the metadata gives no version that pip can pin.
+    """How to install ``distribution`` again: as it was installed where that was a URL, else ``distribution==version``.
 
-    pip refuses installed distributions whose version is not PEP 440
-    (from pip 24.1 on), so such a release is recorded but not pinned; so is
-    an unusual one that cannot be checked without ``packaging``.
+    pip records a URL it installed from in ``direct_url.json`` (PEP 610): a
+    VCS URL and its commit, a file or a directory (gpushim from a clone, a
+    patch distribution's wheel), none of which an index has.  A version that
+    is not PEP 440 cannot be pinned (pip refuses installed distributions with
+    one from 24.1 on), so such a release is recorded but not pinned; so is an
+    unusual one that cannot be checked without ``packaging``.
     """
+    direct = _direct_url(distribution, version)
+    if direct is not None:
+        return direct
     if version is None:
         return f"# {distribution}: its metadata gives no version, so it is not pinned"
     try:
@@ -126,12 +168,40 @@ def requirement(distribution: str, version: str | None) -> str:
     return f"{distribution}=={version}"
 
 
+def _direct_url(distribution: str, version: str | None) -> str | None:
+    """The requirement that installs ``distribution`` from where its ``direct_url.json`` says it came, if it says.
+
+    Only the first install of ``version`` on the path tells: another (an older
+    one, shadowed) says nothing of the one in use.
+    """
+    import json
+    from importlib import metadata
+
+    found = next((dist for dist in metadata.distributions(name=distribution) if dist.version == version), None)
+    if found is None:
+        return None
+    try:
+        direct = json.loads(found.read_text("direct_url.json") or "null")
+        url = direct["url"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    vcs = direct.get("vcs_info")
+    if vcs is not None:
+        url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
+    subdirectory = direct.get("subdirectory")
+    if subdirectory:
+        url += f"#subdirectory={subdirectory}"
+    if direct.get("dir_info", {}).get("editable"):
+        return f"-e {url}"
+    return f"{distribution} @ {url}"
+
+
 def format_freeze(frozen: dict) -> str:
     """The requirements file: gpushim pinned, then each release pinned with its patches in comments below it."""
     lines = [
         "# gpushim freeze: the libraries gpushim patches here, with the state of each patch",
         LEGEND,
-        f"gpushim=={frozen['gpushim']}",
+        requirement("gpushim", frozen["gpushim"]),
     ]
     for added in frozen["patch_distributions"]:
         lines.append(requirement(added["distribution"], added["version"]))
@@ -143,7 +213,9 @@ def format_freeze(frozen: dict) -> str:
         if not release["patches"]:
             lines.append("#   no gpushim patch applies to this release")
         if release["fixed_in"] is not None:
-            lines.append(f"#   none of these is needed from {release['distribution']} {release['fixed_in']} on")
+            lines.append(f"#   no gpushim patch is needed from {release['distribution']} {release['fixed_in']} on")
+        elif needs_patches(release):
+            lines.append(f"#   {NONE_KNOWN}")
     for dependency in frozen["gating"]:
         lines.append(requirement(dependency["distribution"], dependency["version"]))
         lines.append(f"#   decides whether these apply: {', '.join(dependency['gates'])}")

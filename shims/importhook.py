@@ -12,7 +12,9 @@ from __future__ import annotations
 import sys
 
 # _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import RLock, _local
+from _thread import _local
+
+from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,9 +55,21 @@ def _wait_for_import(name: str) -> None:
     try:
         from importlib import _bootstrap
 
-        _bootstrap._lock_unlock_module(name)
+        _bootstrap._lock_unlock_module(name)  # pyright: ignore[reportAttributeAccessIssue]  (private; guarded)
     except Exception:
         pass
+
+
+def _in_importlib_frames(method):
+    """``method``, whose frames the interpreter takes for importlib's own.
+
+    A module's import error reaches the user without importlib's frames: the
+    interpreter removes each run of them that ends in the one named
+    ``_call_with_frames_removed``, known by their file name.  A stand-in for a
+    loader runs in the middle of such a run, and goes with it so named.
+    """
+    method.__code__ = method.__code__.replace(co_filename="<frozen importlib._bootstrap>")
+    return method
 
 
 class _NotifyingLoader:
@@ -72,6 +86,7 @@ class _NotifyingLoader:
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
+    @_in_importlib_frames
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
@@ -88,6 +103,28 @@ class _NotifyingLoader:
         self._on_executed(module.__name__)
 
 
+class _NotifyingLegacyLoader:
+    """Stands in for a loader that has ``load_module`` alone (``zipimporter`` before Python 3.10) until it loaded.
+
+    Such a loader executes the module it makes, so nothing can act before.
+    """
+
+    def __init__(self, spec, on_executed: Callable[[str], None]) -> None:
+        self._spec = spec
+        self._loader = spec.loader
+        self._on_executed = on_executed
+
+    def __getattr__(self, name: str):
+        return getattr(self._loader, name)
+
+    @_in_importlib_frames
+    def load_module(self, fullname: str) -> ModuleType:
+        self._spec.loader = self._loader
+        module = self._loader.load_module(fullname)
+        self._on_executed(fullname)
+        return module
+
+
 class PostImportHooks:
     """A meta path finder that calls back whenever a watched module finishes importing.
 
@@ -100,8 +137,9 @@ class PostImportHooks:
         self._callbacks: dict[str, list[Callback]] = {}
         self._preparations: dict[str, list[Preparation]] = {}
         self._executions: dict[str, int] = {}
+        self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
         self._executing: set[str] = set()
-        self._lock = RLock()
+        self._lock = ForkSafeRLock()
         self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
@@ -115,6 +153,8 @@ class PostImportHooks:
     def watch(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` whenever an import of ``name`` begun from now on ends; once per callback."""
         with self._lock:
+            if name not in self._callbacks and is_imported(name):
+                self._called_back[name] = sys.modules[name]  # the watcher calls back for it (call_back_if_imported)
             callbacks = self._callbacks.setdefault(name, [])
             if callback not in callbacks:
                 callbacks.append(callback)
@@ -148,13 +188,30 @@ class PostImportHooks:
         _wait_for_import(name)
         with self._lock:
             module = sys.modules.get(name)
+            if module is None:
+                return
             if not is_imported(name):
                 if _is_unloaded_lazy(module):
                     self._notify_when_loaded(module)
-                elif module is not None:
+                else:
                     self._executing.add(name)
                 return
+            self._called_back[name] = module
         callback(name, module)
+
+    def call_back_for_missed(self) -> None:
+        """Call back for the watched modules imported since without this finder's loader.
+
+        Another finder ahead of this one can load a module itself
+        (``typeguard.install_import_hook`` does).  Never called from
+        :meth:`find_spec`: the interpreter calls finders holding its global
+        import lock, and a callback waits for the registry's lock, which a
+        thread holds while it imports a patch module.
+        """
+        missed = [name for name in list(self._callbacks) if sys.modules.get(name) is not self._called_back.get(name)]
+        for name in missed:
+            if is_imported(name):
+                self._executed(name)
 
     def _notify_when_loaded(self, module: ModuleType) -> None:
         """Call back once the lazy ``module`` is loaded, by the loader its first attribute read will run.
@@ -174,6 +231,7 @@ class PostImportHooks:
                 callbacks.remove(callback)
             if not callbacks:
                 self._callbacks.pop(name, None)
+                self._called_back.pop(name, None)
                 self._executing.discard(name)
             self._leave_if_idle()
 
@@ -202,8 +260,12 @@ class PostImportHooks:
             spec = self._find_with_others(fullname, path, target)
         finally:
             self._names_being_found().discard(fullname)
-        if spec is not None and hasattr(spec.loader, "exec_module"):
+        if spec is None:
+            return None
+        if hasattr(spec.loader, "exec_module"):
             spec.loader = _NotifyingLoader(spec.loader, self._loaded, self._prepare)
+        elif hasattr(spec.loader, "load_module"):
+            spec.loader = _NotifyingLegacyLoader(spec, self._loaded)
         return spec
 
     def _prepare(self, module: ModuleType) -> list[Callable[[], None]]:
@@ -264,6 +326,7 @@ class PostImportHooks:
         if module is None:
             return  # its import failed after all
         with self._lock:
+            self._called_back[name] = module
             callbacks = list(self._callbacks.get(name, ()))
         first_error = None
         for callback in callbacks:
@@ -290,5 +353,7 @@ def _without_earlier_hooks(finders: list) -> list:
     ]
 
 
-sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
-hooks = PostImportHooks()
+# importlib.reload() runs this again in the same namespace (as %autoreload does): the finder stays.
+if "hooks" not in globals():
+    sys.meta_path[:] = _without_earlier_hooks(sys.meta_path)
+    hooks = PostImportHooks()

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import sys
 
-from .errors import TargetMismatch
+from .errors import PatchError, TargetMismatch
 from .shape import name_of
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from types import ModuleType
     from typing import Any, Callable, Union
 
     Owners = Union[object, Sequence[object]]
 
-_PatchedFunction = None  # made by _wrapper_type() once a patch wraps something
+# What this module holds for the process is kept when importlib.reload() runs it again (as %autoreload does).
+_PatchedFunction: Any = globals().get("_PatchedFunction")  # made by _wrapper_type() once a patch wraps something
 
 
 def _as_sequence(owners: Owners) -> Sequence[object]:
@@ -31,7 +33,7 @@ def _describe(owner: object) -> str:
     return getattr(owner, "__qualname__", None) or getattr(owner, "__name__", repr(owner))
 
 
-def _unpatched(value: object) -> object:
+def _unpatched(value: Any) -> object:
     """``value``, or the original behind it if it is a wrapper whose journal was undone.
 
     A module imported again binds what its submodules held at that moment,
@@ -82,14 +84,15 @@ def _read(owner: object, name: str, original: object) -> object:
 class Replacement:
     """One binding a patch changed: ``owner.name`` was ``original`` (its own, or ``inherited``) and is ``new``.
 
-    For an ``item``, the binding is ``owner[name]`` of a mapping instead.
+    For an ``item``, the binding is ``owner[name]`` of a mapping instead; an
+    ``added`` binding was not there at all (``original`` is None).
     """
 
-    __slots__ = ("owner", "name", "original", "new", "inherited", "item")
+    __slots__ = ("owner", "name", "original", "new", "inherited", "item", "added")
 
-    def __init__(self, owner: object, name: object, original: object, new: object, inherited: bool, item=False):
+    def __init__(self, owner: Any, name: Any, original: object, new: Any, inherited: bool, item=False, added=False):
         self.owner, self.name, self.original, self.new = owner, name, original, new
-        self.inherited, self.item = inherited, item
+        self.inherited, self.item, self.added = inherited, item, added
 
     def bound(self) -> object:
         """What the binding holds now (``None`` for an item or an attribute of the owner's own that is gone)."""
@@ -101,7 +104,7 @@ class Replacement:
     def restore(self) -> None:
         if self.item:
             self.owner[self.name] = self.original
-        elif self.inherited:
+        elif self.inherited or self.added:
             delattr(self.owner, self.name)
         else:
             setattr(self.owner, self.name, self.original)
@@ -136,7 +139,15 @@ class _Namespace:
         return vars, (self.cls,)
 
 
-def _wrapper_type():
+def _reduces_to_a_name(value: object) -> bool:
+    """Whether pickle saves ``value`` as a global: its ``__reduce__`` gives a name, not a recipe."""
+    try:
+        return isinstance(value.__reduce__(), str)
+    except Exception:
+        return False
+
+
+def _wrapper_type() -> Any:
     """The wrapper class, made on first use: wrapt is imported only once a patch applies."""
     global _PatchedFunction
     if _PatchedFunction is not None:
@@ -146,14 +157,15 @@ def _wrapper_type():
     def raise_unless_picklable(original: object, patched: object, protocol: int) -> None:
         """Raise as pickling ``original`` would, unless pickle saves it by name, which now finds ``patched``.
 
-        Only functions and classes are saved by name: any other callable (a
-        fused kernel, say) is saved by value, whatever name it claims.
+        Functions and classes are saved by name, and so is what reduces to a
+        name (``functools.lru_cache``'s wrapper): any other callable (a fused
+        kernel, say) is saved by value, whatever name it claims.
         """
         import pickle
         import types
 
         found = None
-        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)):
+        if isinstance(original, (types.FunctionType, types.BuiltinFunctionType, type)) or _reduces_to_a_name(original):
             found = _lookup(getattr(original, "__module__", None), getattr(original, "__qualname__", None))
         if found is not patched and getattr(found, "_self_parent", None) is not patched:
             pickle.dumps(original, protocol)
@@ -250,7 +262,7 @@ class PatchedProperty(property):
 
 # The replacements in place at each binding, oldest first, keyed by (id(owner), name): two
 # patches can wrap the same function, and either may be undone first.
-_LAYERS: dict[tuple[int, str], list[Replacement]] = {}
+_LAYERS: dict[tuple[int, Any], list[Replacement]] = globals().get("_LAYERS", {})
 
 
 def _remove_layer(entry: Replacement) -> None:
@@ -266,6 +278,10 @@ def _remove_layer(entry: Replacement) -> None:
     if position is None:
         return  # went with a layer below it
     above = layers[position + 1] if position + 1 < len(layers) else None
+    if above is not None and entry.added:
+        above.original, above.inherited, above.added = None, False, True  # undoing it now deletes the name
+        del layers[position]
+        return
     if above is not None and _PatchedFunction is not None and isinstance(above.new, _PatchedFunction):
         above.new.__wrapped__ = entry.original
         above.original, above.inherited = entry.original, entry.inherited
@@ -289,50 +305,82 @@ def _holds_its_own(entry: Replacement) -> bool:
 class Journal:
     """The replacements one application of a patch made, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, executing: ModuleType | None = None, release: tuple[str, str] | None = None) -> None:
+        self.executing = executing  # the module about to execute, for a preparer's journal
+        self.release = release  # (distribution, version) of what the patch changes, as the gate read it
         self.entries: list[Replacement] = []
         self.provided: dict[str, object] = {}
-        self.lent: list[tuple[object, str, object]] = []
+        self.lent: list[tuple[object, str, object, bool]] = []
         self.lent_names: list[str] = []  # what was ever lent, for status: it outlives the withdrawal
         self.provided_names: list[str] = []  # what was ever provided, for status likewise
 
-    def provide(self, name: str, module: object) -> object:
-        """Put ``module`` in ``sys.modules`` as ``name`` until :meth:`withdraw`, for a module about to execute.
+    def provide(self, name: str, module: ModuleType) -> ModuleType:
+        """Have the import statements of the module about to execute get ``module`` for ``name`` until :meth:`withdraw`.
 
+        Nothing else sees it, ``sys.modules`` included (see :mod:`gpushim.provided`).
         Only a name that nothing holds can be provided: one the user's
         environment has is theirs.
         """
+        from . import provided
+
+        if self.executing is None:
+            raise TypeError("only the journal of a preparer, for the module about to execute, provides modules")
         if name in sys.modules:
             raise TargetMismatch(f"sys.modules already holds {name!r}")
-        sys.modules[name] = module
+        provided.provide(self.executing, name, module)
         self.provided[name] = module
         self.provided_names.append(name)
         return module
 
-    def lend(self, owner: object, name: str, value: object) -> object:
-        """Bind ``owner.name`` to ``value`` until :meth:`withdraw`, for a module about to execute.
+    def lend(self, owner: object, name: str, value: object, shared: bool = False) -> object:
+        """Have ``owner.name`` read as ``value`` by the module about to execute, until :meth:`withdraw`.
 
-        For a shared object that only the executing module must see changed
-        (a name NumPy 2 removed, on ``numpy``): only a name ``owner`` does not
-        hold itself can be lent, and it is deleted again, not restored.
+        For a shared module that only the executing module must see changed
+        (a name NumPy 2 removed, on ``numpy``): the import statements of that
+        module, and of its submodules for a package, get a view of ``owner``
+        holding it (see :mod:`gpushim.provided`).  ``shared=True`` binds it on
+        ``owner`` itself, where every thread sees it, for a compiled module
+        that reads it: those import without ``__import__``.  Only a name
+        ``owner`` does not hold itself can be lent.
         """
+        from . import provided
+
         if name in vars(owner):
             raise TargetMismatch(f"{_describe(owner)} already holds {name!r}")
-        setattr(owner, name, value)
-        self.lent.append((owner, name, value))
+        if shared:
+            setattr(owner, name, value)
+        elif self.executing is None or not isinstance(owner, type(sys)):
+            raise TypeError("only the journal of a preparer lends, and only a module's name, unless shared=True")
+        else:
+            provided.lend(self.executing, owner, name, value)
+        self.lent.append((owner, name, value, shared))
         self.lent_names.append(f"{_describe(owner)}.{name}")
         return value
 
     def withdraw(self) -> None:
-        """Remove what :meth:`provide` put in ``sys.modules`` and what :meth:`lend` bound, where each still holds it."""
+        """Withdraw what :meth:`provide` provided, and remove what :meth:`lend` bound where it still holds it.
+
+        Raises as :meth:`undo` does.
+        """
+        _raise_for(self._withdraw())
+
+    def _withdraw(self) -> list[str]:
+        from . import provided
+
+        stuck = []
         while self.provided:
             name, module = self.provided.popitem()
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
+            provided.withdraw(self.executing, name, module)
         while self.lent:
-            owner, name, value = self.lent.pop()
-            if vars(owner).get(name) is value:
-                delattr(owner, name)
+            owner, name, value, shared = self.lent.pop()
+            try:
+                if not shared:
+                    provided.take_back(self.executing, owner, name, value)
+                elif vars(owner).get(name) is value:
+                    delattr(owner, name)
+            except Exception as error:
+                stuck.append(f"{_describe(owner)}.{name} ({type(error).__name__}: {error})")
+        return stuck
 
     def replace(self, owners: Owners, name: str, new: object) -> object:
         """Bind ``name`` to ``new`` on each owner, remembering what was there.
@@ -348,6 +396,28 @@ class Journal:
             self.entries.append(entry)
             _LAYERS.setdefault((id(owner), name), []).append(entry)
         return new
+
+    def add(self, owners: Owners, name: str, value: object) -> object:
+        """Bind ``name``, which no owner has, to ``value`` on each: a name a release lost by mistake.
+
+        (more-itertools 11.0.0 dropped ``pairwise``, and 11.0.1 restored it.)
+        A name an owner has, its own or inherited, is the release's, to
+        replace or wrap, and is refused.  Undoing deletes the name again,
+        where the owner still holds ``value``.
+        """
+        owners = _as_sequence(owners)
+        for owner in owners:
+            try:
+                _own_attribute(owner, name)
+            except TargetMismatch:
+                continue
+            raise TargetMismatch(f"{_describe(owner)} already has {name!r}: there is nothing to add")
+        for owner in owners:
+            setattr(owner, name, value)
+            entry = Replacement(owner, name, None, value, inherited=False, added=True)
+            self.entries.append(entry)
+            _LAYERS.setdefault((id(owner), name), []).append(entry)
+        return value
 
     def replace_item(self, mapping: dict, key: object, new: object) -> object:
         """Bind ``mapping[key]`` to ``new`` in place, remembering what was there.
@@ -412,17 +482,32 @@ class Journal:
             return getter(read, instance)
 
         fget.__name__, fget.__qualname__ = name, f"{owner.__qualname__}.{name}"
-        return self.replace(owner, name, PatchedProperty(fget, released, doc))
+        patched = PatchedProperty(fget, released, doc)
+        self.replace(owner, name, patched)
+        return patched
 
     @property
     def wrapped_originals(self) -> list[object]:
         return [entry.original for entry in self.entries if isinstance(entry.new, _wrapper_type())]
 
     def undo(self) -> None:
-        """Put every original back, latest replacement first, and withdraw what was provided."""
-        self.withdraw()
+        """Put every original back, latest replacement first, and withdraw what was provided.
+
+        A binding whose owner refuses to take its original back stops none of
+        the others; then :class:`PatchError` names each binding left patched.
+        """
+        stuck = self._withdraw()
         while self.entries:
             entry = self.entries.pop()
             if _PatchedFunction is not None and isinstance(entry.new, _PatchedFunction):
                 entry.new._self_retired = True
-            _remove_layer(entry)
+            try:
+                _remove_layer(entry)
+            except Exception as error:
+                stuck.append(f"{_describe(entry.owner)}.{entry.name} ({type(error).__name__}: {error})")
+        _raise_for(stuck)
+
+
+def _raise_for(stuck: list[str]) -> None:
+    if stuck:
+        raise PatchError(f"could not restore {', '.join(stuck)}")

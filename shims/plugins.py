@@ -39,6 +39,9 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .releases import Reader
+    from .states import Fields
+
 GROUP = "gpushim.patches"
 
 
@@ -67,7 +70,7 @@ def find(own: list[Library]) -> tuple[list[Library], list[Record]]:
     return libraries, problems
 
 
-def labelled(record: Record) -> str:
+def labelled(record: Fields) -> str:
     """The patch id of a status record, with the distribution it comes from when that is not gpushim."""
     origin = record.get("origin", "gpushim")
     return record["id"] if origin == "gpushim" or record["target"] is None else f"{record['id']} [{origin}]"
@@ -91,49 +94,36 @@ def problem(distribution: str, name: str, reason: str) -> Record:
 
 
 def declarations() -> list[tuple[str, str, str]]:
-    """``(distribution, name, package)`` of each entry point in the group, the first install of each distribution."""
+    """``(distribution, name, package)`` of each entry point in the group, the first install of each distribution.
+
+    Of two folders of one distribution in one ``sys.path`` entry that
+    declare differently, the one that owns the files installed there says.
+    """
     from . import releases
 
     found, seen = [], set()
-    for path, folder, read in releases.metadata_folders():
-        key = folder.rpartition(".")[0].partition("-")[0].lower().replace(".", "_")  # tells a second install apart
+    for listing, key, folders in releases.metadata_folders():
         if key in seen:
             continue
         seen.add(key)
-        text = _entry_points(path, folder, read)
-        if text is not None and f"[{GROUP}]" in text:
-            distribution = _name(read, folder) or key
+        declared = {folder: _entry_points(listing.read, folder) for folder in folders}
+        if len(set(declared.values())) > 1:
+            folders = listing.owners(folders)
+        text = declared[folders[0]]
+        if text is not None:
+            distribution = _name(listing.read, folders[0]) or key
             found.extend((distribution, name, package) for name, package in _group(text.splitlines()))
     return found
 
 
-def _entry_points(path: str, folder: str, read) -> str | None:
+def _entry_points(read: Reader, folder: str) -> str | None:
     """The ``entry_points.txt`` of ``folder``, if it declares the group.
 
-    Read with ``os.open`` where ``path`` is a directory: at about 3 µs per
-    distribution, a third of what opening a text file costs, it keeps
-    ``import gpushim.auto`` cheap in an environment of hundreds.
+    Read as the version is (:mod:`gpushim.releases`): from a regular file, at
+    most its first 256 KiB; one that cannot be read declares nothing.
     """
-    try:
-        descriptor = os.open(f"{path or '.'}/{folder}/entry_points.txt", os.O_RDONLY)
-    except NotADirectoryError:  # a zip file on sys.path
-        entry_points = read(f"{folder}/entry_points.txt")
-        if entry_points is None:
-            return None
-        with entry_points:
-            return entry_points.read()
-    except OSError:
-        return None
-    chunks = []
-    try:
-        chunk = os.read(descriptor, 1 << 16)
-        while chunk:
-            chunks.append(chunk)
-            chunk = os.read(descriptor, 1 << 16)
-    finally:
-        os.close(descriptor)
-    data = b"".join(chunks)
-    return data.decode("utf-8", "replace") if _MARK in data else None
+    data = read(f"{folder}/entry_points.txt")
+    return data.decode("utf-8", "replace") if data and _MARK in data else None
 
 
 _MARK = f"[{GROUP}]".encode()
@@ -154,16 +144,15 @@ def _group(lines: Iterable[str]) -> list[tuple[str, str]]:
 
 def _name(read, folder: str) -> str | None:
     """The ``Name`` header of the distribution's metadata."""
+    from .releases import text
+
     metadata = read(f"{folder}/METADATA") or read(f"{folder}/PKG-INFO")
-    if metadata is None:
-        return None
-    with metadata:
-        for line in metadata:
-            header, colon, value = line.partition(":")
-            if not colon or not line.strip():
-                return None
-            if header.lower() == "name":
-                return value.strip()
+    for line in text(metadata or b""):
+        header, colon, value = line.partition(":")
+        if not colon or not line.strip():
+            return None
+        if header.lower() == "name":
+            return value.strip()
     return None
 
 
@@ -189,6 +178,7 @@ def _folders(package: str) -> list[str]:
     """The folders of the package ``package``, located as the import system would, executing none of it."""
     top, *rest = package.split(".")
     module = sys.modules.get(top)
+    folders: list[str]
     if module is not None:
         folders = list(getattr(module, "__path__", ()))
     else:
@@ -210,17 +200,21 @@ def _folders(package: str) -> list[str]:
 def _literals(path: str) -> tuple[str | None, tuple[str, ...] | None]:
     """``TARGET`` and ``DISTRIBUTIONS`` of a library folder's ``__init__``, read as text, never executed.
 
-    Each is stated on a line of its own, as ``TARGET = "name"`` and
+    Each is stated on a line of its own, in the first 256 KiB, as ``TARGET = "name"`` and
     ``DISTRIBUTIONS = ("name", ...)``: plain string literals, which is how
     gpushim's own folders state them (compiling the file instead would cost
     ``import gpushim.auto`` most of a millisecond).
     """
+    from .releases import regular_file
+
+    source = regular_file(path)
+    if source is None:
+        raise InvalidDeclaration(f"{path} cannot be read")
     stated: dict[str, str] = {}
-    with open(path, encoding="utf-8") as source:
-        for line in source:
-            name, equals, value = line.partition("=")
-            if equals and name.strip() in ("TARGET", "DISTRIBUTIONS"):
-                stated[name.strip()] = value.partition("#")[0].strip()
+    for line in source.decode("utf-8", "replace").splitlines():
+        name, equals, value = line.partition("=")
+        if equals and name.strip() in ("TARGET", "DISTRIBUTIONS"):
+            stated[name.strip()] = value.partition("#")[0].strip()
     target = distributions = None
     if "TARGET" in stated:
         target = _string(stated["TARGET"])
@@ -229,9 +223,10 @@ def _literals(path: str) -> tuple[str | None, tuple[str, ...] | None]:
     if "DISTRIBUTIONS" in stated:
         value = stated["DISTRIBUTIONS"]
         items = [item.strip() for item in value[1:-1].split(",")] if value[:1] + value[-1:] in ("()", "[]") else [""]
-        distributions = tuple(_string(item) for item in items if item)
-        if not distributions or None in distributions or "" in items[:-1]:
+        strings = [_string(item) for item in items if item]
+        if not strings or None in strings or "" in items[:-1]:
             raise InvalidDeclaration(f"{path}: DISTRIBUTIONS is not a tuple of string literals: {value}")
+        distributions = tuple(string for string in strings if string is not None)
     return target, distributions
 
 

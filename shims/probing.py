@@ -14,7 +14,11 @@ banner when it finds no CUDA driver).  An answer holds what the probe
 returned (``bug``), or the exception it raised (``raised``), or why it
 could not run (``cannot_run``), or what went wrong in its interpreter
 (``error``), and the patch's ``state`` once it answered; what counts as the
-bug showing is for the caller to judge.  The interpreter inherits no
+bug showing is for the caller to judge.  A probe, or the import of its
+target, that fails because the loader finds no shared library the target
+links (CuPy before 13 links the CUDA driver's ``libcuda.so.1`` and the
+toolkit's libraries at import) could not run: no patch supplies a library,
+so that failure is this machine's, not a bug's.  The interpreter inherits no
 ``GPUSHIM_*`` switch but those the caller names.
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 from typing import NamedTuple
@@ -36,6 +41,10 @@ if TYPE_CHECKING:
     from typing import Callable, Optional
 
 TIMEOUT = 600
+
+
+class NoTemporaryFile(OSError):
+    """The probes answer through a temporary file, and none can be made (a read-only file system, say)."""
 
 
 class Mode(NamedTuple):
@@ -89,6 +98,9 @@ from gpushim.probing import answer
 answer(answers, ids, activation == "patch", each_off == "each off", failed)
 """
 
+# How the dynamic loader (glibc's) says a library is not there; CuPy repeats it in its own ImportError.
+_MISSING_LIBRARY = re.compile(r"([\w.+-]+\.so[.\d]*): cannot open shared object file")
+
 
 def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed: dict[str, str]) -> None:
     """The child's side: ask the probes of ``ids``, appending one answer each to ``answers``.
@@ -102,12 +114,17 @@ def answer(answers: str, ids: list[str], activate: bool, each_off: bool, failed:
         for id in ids:
             if each_off:
                 gpushim.unpatch(id)
+            target = registry.library(id).target
             try:
-                said: dict = {"bug": failed.get(registry.library(id).target) or registry[id].probe()}
+                # An invalid declaration's probe is None: calling it raises, and that is said below.
+                said: dict = {"bug": failed.get(target) or registry[id].probe()}  # pyright: ignore[reportOptionalCall]
             except ProbeCannotRun as why:
                 said = {"cannot_run": str(why)}
             except Exception as error:
                 said = {"raised": f"{type(error).__name__}: {error}"}
+            missing = _MISSING_LIBRARY.search(failed.get(target) or said.get("raised") or "")
+            if missing:
+                said = {"cannot_run": f"the loader finds no {missing.group(1)} here, which {target} needs"}
             said["state"] = gpushim.record(id)["state"]
             if each_off:
                 gpushim.patch(id)
@@ -160,7 +177,12 @@ def _interpreter(mode: Mode, ids: list[str], switches: dict[str, str]) -> tuple[
     registry = gpushim.registry()
     targets = sorted({registry.library(id).target for id in ids}) if mode.imports_targets else []
     each_off = "each off" if mode.each_off else "-"
-    descriptor, answers = tempfile.mkstemp(prefix="gpushim-probes-", suffix=".jsonl")
+    try:
+        descriptor, answers = tempfile.mkstemp(prefix="gpushim-probes-", suffix=".jsonl")
+    except OSError as error:
+        raise NoTemporaryFile(
+            f"no temporary file can be made for the probes' answers ({error}); set TMPDIR to a writable folder"
+        ) from None
     os.close(descriptor)
     try:
         try:

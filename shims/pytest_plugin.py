@@ -65,7 +65,7 @@ def _set_for_the_session(config: pytest.Config, name: str, value: str) -> None:
 INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpushim or gpushim-run pytest activates it)"
 
 
-def header(records: list[dict[str, str | None]]) -> str:
+def header(records: list[Record]) -> str:
     """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets.
 
     ``pending`` and ``inactive`` must not be confused here: a test has the
@@ -92,7 +92,7 @@ def pytest_report_header(config: pytest.Config) -> str:
     return header(gpushim.status())
 
 
-def _failed() -> list[dict[str, str | None]]:
+def _failed() -> list[Record]:
     return [record for record in gpushim.status() if record["state"] == FAILED]
 
 

@@ -41,6 +41,12 @@ Finding installs: the rules of ``importlib.metadata``'s path finder.
 - Every install of a distribution is reported, in path order (sorted by
   folder name within one entry): two releases side by side are for the
   engine to tell apart with the module's ``__version__``.
+- But of two folders of one distribution in one entry, as ``pip install
+  --target --upgrade`` leaves the replaced release's beside the new one,
+  only those that own the files there are installs: the one whose RECORD
+  lists the module found as it is, else those whose RECORD the files do
+  not contradict (:meth:`_Listing.owners`).  ``importlib.metadata``
+  reports both; this is the one place the answers differ.
 
 The version: the ``Version`` header of ``METADATA``, else of ``PKG-INFO``
 (else of the ``.egg-info`` file itself), parsed up to that header in at
@@ -73,7 +79,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Callable, Optional
 
-    Reader = Callable[[str], Optional[io.StringIO]]
+    Reader = Callable[[str], Optional[bytes]]
     Install = tuple[str, Optional[str]]
 
 _METADATA_LIMIT = 256 * 1024  # bytes; the Version header comes third
@@ -86,9 +92,10 @@ class BadVersion(ValueError):
 class _Listing:
     """The children of one ``sys.path`` entry, read once for the questions that share it."""
 
-    __slots__ = ("children", "joined", "eggs", "read", "found")
+    __slots__ = ("root", "children", "joined", "eggs", "read", "found")
 
     def __init__(self, root: str) -> None:
+        self.root = root
         self.children, self.read = _children(root)
         # One string to search: a library's names are found by one str.find each, not a look at every child.
         self.joined = "\0" + "\0".join(self.children).lower()
@@ -98,13 +105,43 @@ class _Listing:
             self.eggs[name] = [child for child in self.children if child.lower() == "egg-info"]
         self.found: dict[str, list[Install]] = {}
 
-    def installs(self, distribution: str) -> list[Install]:
+    def installs(self, distribution: str, file: str | None = None) -> list[Install]:
+        """The installs of ``distribution`` here; ``file``, a path under this entry, is where to look first."""
         if distribution not in self.found:
             name, legacy = _normalise(distribution), distribution.lower().replace("-", "_")
             folders = sorted(child for child in self._starting_with(name) if _folder_name(child) == name)
+            folders = self.owners(folders, file)
             folders += self.eggs.get(legacy, [])
             self.found[distribution] = [(distribution, _version_header(self.read, folder)) for folder in folders]
         return self.found[distribution]
+
+    def owners(self, folders: list[str], file: str | None = None) -> list[str]:
+        """Those of ``folders``, the metadata folders of one distribution here, that own the files installed here.
+
+        ``pip install --target --upgrade`` (or a downgrade) leaves the folder
+        of the release it replaced beside the new one, and that folder's
+        RECORD lists files since replaced.  The one folder whose RECORD lists
+        ``file`` (the module the import system found) as it is, if there is
+        one; else the folders are checked against the files their RECORDs
+        list, a file of each in turn, until one is left that no file
+        contradicts; all of them where none or every one is contradicted.
+        """
+        if len(folders) < 2 or not os.path.isdir(self.root):
+            return folders
+        if file is not None:
+            owning = [folder for folder in folders if _lists_as_installed(self.root, folder, self.read, file)]
+            if len(owning) == 1:
+                return owning
+        checking = {folder: _verdicts(self.root, folder, self.read) for folder in folders}
+        contradicted: set[str] = set()
+        while checking and len(folders) - len(contradicted) > 1:
+            for folder, verdicts in list(checking.items()):
+                verdict = next(verdicts, None)
+                if verdict is not True:
+                    del checking[folder]
+                    if verdict is False:
+                        contradicted.add(folder)
+        return [folder for folder in folders if folder not in contradicted] or folders
 
     def _starting_with(self, name: str) -> Iterator[str]:
         """The children whose name starts as ``name`` does: with the same run of letters and digits."""
@@ -164,25 +201,32 @@ def installed_with(
         root = origin
         for _ in range(module.count(".") + 1 + os.path.basename(origin).startswith("__init__.")):
             root = os.path.dirname(root)
-        found = [install for distribution in distributions for install in listings.of(root).installs(distribution)]
+        file = os.path.relpath(origin, root).replace(os.sep, "/")
+        listing = listings.of(root)
+        found = [install for distribution in distributions for install in listing.installs(distribution, file)]
         if found:
             return found
     return installed(distributions, listings)
 
 
-def metadata_folders() -> list[tuple[str, str, Reader]]:
-    """``(path, folder, reader)`` for every ``.dist-info`` and ``.egg-info`` folder of each ``sys.path`` entry.
+def metadata_folders() -> list[tuple[_Listing, str, list[str]]]:
+    """``(listing, name, folders)``: the ``.dist-info`` and ``.egg-info`` folders of each distribution in each entry.
 
-    In path order, sorted by name within an entry, listed as :func:`installed`
-    lists them; for :mod:`gpushim.plugins` to read the entry points declared.
+    In path order, a distribution's normalised name and its folders sorted
+    by name, listed as :func:`installed` lists them; for
+    :mod:`gpushim.plugins` to read the entry points declared (and to ask
+    ``listing.owners(folders)`` where two folders disagree).
     """
     listings, found = Listings(), []
     for path in sys.path:
         if isinstance(path, str):
             listing = listings.of(path)
-            found.extend(
-                (path, child, listing.read) for child in sorted(listing.children) if child.lower().endswith(_METADATA)
-            )
+            folders: dict[str, list[str]] = {}
+            for child in sorted(listing.children):
+                name = _folder_name(child)
+                if name is not None:
+                    folders.setdefault(name, []).append(child)
+            found.extend((listing, name, each) for name, each in folders.items())
     return found
 
 
@@ -318,20 +362,29 @@ def _children(root: str) -> tuple[list[str], Reader]:
 
 
 def _directory_reader(root: str) -> Reader:
-    def read(name: str) -> io.StringIO | None:
-        try:
-            # Not blocking: a FIFO opens at once, and is then no regular file.
-            descriptor = os.open(os.path.join(root, name), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return None
-            return _text(os.read(descriptor, _METADATA_LIMIT))
-        finally:
-            os.close(descriptor)
+    folder = os.path.join(root, "")
+    return lambda name: regular_file(folder + name)
 
-    return read
+
+# Not blocking: a FIFO opens at once, and is then no regular file.
+_READING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+
+
+def regular_file(path: str) -> bytes | None:
+    """The first 256 KiB of the file at ``path``; ``None`` when it is no regular file or cannot be read."""
+    try:
+        descriptor = os.open(path, _READING)
+    except OSError:
+        return None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return os.read(descriptor, min(status.st_size, _METADATA_LIMIT))
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
 
 
 def _zip_children(root: str) -> tuple[list[str], Reader]:
@@ -343,17 +396,18 @@ def _zip_children(root: str) -> tuple[list[str], Reader]:
     except (OSError, zipfile.BadZipFile):
         return [], _nothing
 
-    def read(name: str) -> io.StringIO | None:
+    def read(name: str) -> bytes | None:
         try:
             with zipfile.ZipFile(root) as archive, archive.open(name) as file:
-                return _text(file.read(_METADATA_LIMIT))
-        except (OSError, KeyError, zipfile.BadZipFile):
+                return file.read(_METADATA_LIMIT)
+        except Exception:  # a member that will not inflate, in an unknown compression, encrypted: unreadable
             return None
 
     return list(dict.fromkeys(name.split("/", 1)[0] for name in names)), read
 
 
-def _text(data: bytes) -> io.StringIO:
+def text(data: bytes) -> io.StringIO:
+    """What a reader read, as lines ending as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or ``\\n``)."""
     return io.StringIO(data.decode("utf-8", "replace"), newline="")
 
 
@@ -361,15 +415,67 @@ def _nothing(name: str) -> None:
     return None
 
 
-def _version_header(read: Reader, folder: str) -> str | None:
-    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it.
+def _lists_as_installed(root: str, folder: str, read: Reader, file: str) -> bool:
+    """Whether ``folder``'s RECORD lists ``file`` (a path under ``root``) as it is there."""
+    rows = [row for row in _record(read, folder) if row[0] == file]
+    return bool(rows) and all(_installed_as(os.path.join(root, path), digest, size) for path, digest, size in rows)
 
-    Lines end as the ``email`` parser ends them (``\\r\\n``, ``\\r`` or ``\\n``).
+
+def _verdicts(root: str, folder: str, read: Reader) -> Iterator[bool]:
+    """For each file ``folder``'s RECORD lists under ``root``, whether it is there as listed; until one is not.
+
+    Files in metadata folders, outside ``root`` or without a hash are not
+    asked; a folder without a RECORD (an ``.egg-info``) has no verdicts.
     """
+    for path, digest, size in _record(read, folder):
+        top = path.partition("/")[0]
+        if digest and not (top.lower().endswith(_METADATA) or top == ".." or os.path.isabs(path)):
+            agrees = _installed_as(os.path.join(root, path), digest, size)
+            yield agrees
+            if not agrees:
+                return
+
+
+def _record(read: Reader, folder: str) -> list[list[str]]:
+    """The ``path,hash,size`` rows of ``folder``'s RECORD, from its first 256 KiB; none where it cannot be read."""
+    import csv
+
+    record = read(f"{folder}/RECORD") or b""
+    lines = record.decode("utf-8", "replace").splitlines()
+    if len(record) == _METADATA_LIMIT:
+        lines.pop()  # cut short
+    try:
+        return [row for row in csv.reader(lines) if len(row) == 3]
+    except csv.Error:
+        return []
+
+
+def _installed_as(path: str, digest: str, size: str) -> bool:
+    """Whether the file at ``path`` has the size and (up to 256 KiB) the hash that a RECORD line states."""
+    import base64
+    import hashlib
+
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if size.isdecimal() and int(size) != status.st_size:
+        return False
+    algorithm, _, expected = digest.partition("=")
+    if status.st_size > _METADATA_LIMIT or algorithm not in ("sha256", "sha384", "sha512"):
+        return True
+    content = regular_file(path)
+    if content is None:
+        return False
+    return base64.urlsafe_b64encode(hashlib.new(algorithm, content).digest()).rstrip(b"=").decode() == expected
+
+
+def _version_header(read: Reader, folder: str) -> str | None:
+    """The first ``Version`` header of the metadata, as ``importlib.metadata`` reads it."""
     for name in (f"{folder}/METADATA", f"{folder}/PKG-INFO", folder):
         metadata = read(name)
-        if metadata is not None and metadata.getvalue():
-            return _first_version(metadata)
+        if metadata:
+            return _first_version(text(metadata))
     return None
 
 

@@ -34,7 +34,7 @@ TYPE_CHECKING = False  # typing costs ~2 ms to import, as in the rest of gpushim
 if TYPE_CHECKING:
     from typing import Any, Callable, Optional, Union
 
-    Kind = Union[None, Callable[[object], bool], type, tuple]
+    Kind = Union[None, Callable[[object], bool], type, tuple]  # the Callable is ``callable`` itself
 
 _MISSING = object()
 
@@ -55,7 +55,7 @@ def _kind_name(kind: Kind) -> str:
         return " or ".join(_kind_name(each) for each in kind)
     if kind is type:
         return "a class"
-    return f"a {kind.__name__}"
+    return f"a {kind.__name__}"  # pyright: ignore[reportOptionalMemberAccess]  (expect never names None, every kind)
 
 
 def _is(value: object, kind: Kind) -> bool:
@@ -63,7 +63,7 @@ def _is(value: object, kind: Kind) -> bool:
         return True
     if kind is callable:
         return callable(value)
-    return isinstance(value, kind)
+    return isinstance(value, kind)  # pyright: ignore[reportArgumentType]  (a class or a tuple of them here)
 
 
 def expect(owner: object, path: str, kind: Kind = None, *, own: bool = False) -> Any:
@@ -97,6 +97,59 @@ def expect(owner: object, path: str, kind: Kind = None, *, own: bool = False) ->
     if not _is(found, kind):
         raise TargetMismatch(f"{where}.{last} is not {_kind_name(kind)}")
     return found
+
+
+def expect_same(found: object, expected: object, found_as: str, expected_as: str) -> None:
+    """Raise TargetMismatch unless ``found`` is the object ``expected``, each named as messages say it.
+
+    A patch that replaces one binding checks that the others it leaves
+    alone are the same object (a dispatch table's entry and the method it
+    holds, a module's ``numpy`` and NumPy): ``Adjoint.node_visitors[ast.Name]
+    is not Adjoint.emit_Name``.
+    """
+    if found is not expected:
+        raise TargetMismatch(f"{found_as} is not {expected_as}")
+
+
+def expect_reads(function: object, *names: str) -> None:
+    """Raise TargetMismatch unless the code of ``function`` reads each of ``names`` (its ``co_names``).
+
+    A patch whose fix relies on what a function looks up (a global it
+    replaces, an attribute it sets) checks that it still does:
+    ``warp.types.array.__init__ does not read _ref``.
+    """
+    code = getattr(function, "__code__", None)
+    if code is None:
+        raise TargetMismatch(f"{name_of(function)} has no code to read")
+    missing = [name for name in names if name not in code.co_names]
+    if missing:
+        raise TargetMismatch(f"{name_of(function)} does not read {', '.join(missing)}")
+
+
+def expect_lines(target: object, *lines: str) -> None:
+    """Raise TargetMismatch unless the source of ``target`` has each of ``lines``, compared stripped.
+
+    ``target`` is a function or class, or a module, whose source is read
+    from its loader, so that a module about to execute can be checked
+    before a patch prepares it: ``nvidia.dali._autograph.pyct.gast_util has
+    no line 'import pkg_resources'``.
+    """
+    try:
+        source = _source_of(target)
+    except Exception as error:
+        raise TargetMismatch(f"the source of {name_of(target)} cannot be read: {error}") from None
+    found = {line.strip() for line in (source or "").splitlines()}
+    for line in lines:
+        if line not in found:
+            raise TargetMismatch(f"{name_of(target)} has no line {line!r}")
+
+
+def _source_of(target: object) -> Optional[str]:
+    import inspect
+
+    if inspect.ismodule(target):
+        return target.__spec__.loader.get_source(target.__name__)  # pyright: ignore[reportOptionalMemberAccess]
+    return inspect.getsource(target)  # pyright: ignore[reportArgumentType]
 
 
 class Parameters:
@@ -140,7 +193,7 @@ class Parameters:
 
     def _binder(self) -> Callable[..., tuple]:
         """A function with these parameters that returns its arguments."""
-        namespace = {f"_default_{name}": value for name, value in self.defaults.items()}
+        namespace: dict[str, Any] = {f"_default_{name}": value for name, value in self.defaults.items()}
         signature = ", ".join(f"{name}=_default_{name}" if name in self.defaults else name for name in self.names)
         returned = "".join(f"{name}, " for name in self.names)  # a tuple, also of one name or none
         exec(f"def bind({signature}):\n    return ({returned})", namespace)
@@ -200,7 +253,7 @@ def _same(found: list, expected: list) -> bool:
     return True
 
 
-def _parameters_of(function: object) -> Optional[list]:
+def _parameters_of(function: Any) -> Optional[list]:
     """``(name, default)`` of each of ``function``'s parameters, ``_EMPTY`` for none; None where none can be read."""
     import inspect
 

@@ -12,6 +12,13 @@ FAILED = "failed"  # could not be applied; the target works as released (see the
 
 ALL = (APPLIED, PENDING, INACTIVE, NOT_AFFECTED, NOT_INSTALLED, DISABLED, FAILED)
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Union
+
+    # A record, or a dict of its fields: as_dict()'s, read back from JSON, or a self-test result's.
+    Fields = Union["Record", Mapping[str, Any]]
+
 
 class Record:
     """What ``gpushim.status()`` says of one patch: its declaration, its target's installed release, its state.
@@ -45,7 +52,7 @@ class Record:
     def __init__(
         self,
         id: str,
-        target: str,
+        target: str | None,
         distribution: str | None,
         installed_version: str | None,
         affected: str | None,
@@ -61,12 +68,13 @@ class Record:
         self.affected, self.fixed_in, self.upstream, self.summary = affected, fixed_in, upstream, summary
         self.origin = origin
 
-    def __getitem__(self, field: str) -> str | None:
+    # Read by name, a field is typed as a plain dict's value is: the attributes carry the precise types.
+    def __getitem__(self, field: str) -> Any:
         if field not in self.FIELDS:
             raise KeyError(field)
         return getattr(self, field)
 
-    def get(self, field: str, default: str | None = None) -> str | None:
+    def get(self, field: str, default: Any = None) -> Any:
         return getattr(self, field) if field in self.FIELDS else default
 
     def keys(self) -> tuple[str, ...]:
@@ -84,7 +92,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Record) and self.as_dict() == other.as_dict()
 
-    __hash__ = None
+    __hash__ = None  # pyright: ignore[reportAssignmentType]  (unhashable, as the dicts it stands for)
 
     def __repr__(self) -> str:
         return f"<Record {self.id} {self.state}>"

@@ -40,8 +40,8 @@ def disabled(ids: list[str]) -> set[str]:
         from fnmatch import fnmatchcase
     except ImportError:  # sys.modules["fnmatch"] = None, say: ids and library names still match
 
-        def fnmatchcase(id: str, pattern: str) -> bool:
-            return id == pattern
+        def fnmatchcase(name: str, pat: str) -> bool:
+            return name == pat
 
     off = set()
     for pattern in patterns:

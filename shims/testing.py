@@ -15,7 +15,8 @@ first, gpushim or the target; ``GPUSHIM_DISABLE`` brings the bug back
 (naming every patch that applies at once, where each probe runs without
 the others);
 patching twice wraps once; what the patch put in place keeps what it
-replaced as ``__wrapped__`` and pickles and copies as it does;
+replaced as ``__wrapped__`` and pickles and copies as it does (a name it
+added replaced nothing);
 ``unpatch()`` restores the identical objects.  Where the patch ends in any
 other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects.
@@ -41,6 +42,13 @@ cannot run without gpushim: their need is not checked there.  A patch that
 acts only before a module executes leaves nothing in place once it has:
 only the probes check it.  Only patches whose target is installed are
 checked.
+
+Each check leaves the process as it found it, whether gpushim was active
+in the session (``pytest --gpushim``, ``gpushim-run pytest``) or not: the
+patches active before it are active after it, and no others; a module
+imported before it is still the same object.  A target the checks imported
+stays imported, as a user's import would leave it (an extension module
+cannot be imported twice).
 """
 
 from __future__ import annotations
@@ -58,6 +66,12 @@ import gpushim
 from gpushim.probing import GPUSHIM_FIRST, TARGET_FIRST, Mode, ask
 from gpushim.probing import WITHOUT_GPUSHIM as WITHOUT
 from gpushim.states import APPLIED, DISABLED, NOT_AFFECTED, NOT_INSTALLED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from gpushim.journal import Replacement
 
 
 def installed_versions() -> dict[str, str]:
@@ -85,12 +99,37 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
     if patch.python is not None:
         conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
-    if any(importlib.util.find_spec(name) is not None for name in patch.missing):
-        return NOT_AFFECTED
+    for name in patch.missing:
+        module, _, path = name.partition(":")
+        if _in_namespaces(module, path) if path else importlib.util.find_spec(name) is not None:
+            return NOT_AFFECTED
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
     return APPLIED if inside else NOT_AFFECTED
+
+
+def _in_namespaces(module: str, path: str) -> bool:
+    """Whether each name of dotted ``path`` is in the namespace of what the one before names, or of its type's MRO."""
+    owner = importlib.import_module(module)
+    for name in path.split("."):
+        spaces = owner.__mro__ if isinstance(owner, type) else (owner, *type(owner).__mro__)
+        found = [vars(space)[name] for space in spaces if name in vars(space)]
+        if not found:
+            return False
+        owner = found[0]
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def expected_states(ids: tuple[str, ...], distribution: str | None = None) -> dict[str, str]:
+    """The checked patches (``ids``, else :func:`installed_ids`) and the state each must reach.
+
+    Every check of every patch needs them: they are derived once per process,
+    from one read of the installed distributions, as the probes are asked once.
+    """
+    installed = installed_versions()
+    return {id: expected_state(id, installed) for id in ids or installed_ids(distribution)}
 
 
 def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
@@ -142,19 +181,34 @@ class Contract:
     ids: tuple[str, ...] = ()
     distribution: str | None = None
 
+    def checked(self) -> dict[str, str]:
+        """The checked patches, each with the state it must reach (see :func:`expected_states`)."""
+        return expected_states(tuple(self.ids), self.distribution)
+
     def checked_ids(self) -> tuple[str, ...]:
-        return tuple(self.ids) or tuple(installed_ids(self.distribution))
+        return tuple(self.checked())
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "id" in metafunc.fixturenames:
             metafunc.parametrize("id", self.checked_ids())
+
+    @pytest.fixture(autouse=True)
+    def leaves_gpushim_as_found(self):
+        """Each check patches and undoes as it needs: after it, what was active is active again, and nothing else."""
+        found = set(gpushim.registry().active)
+        yield
+        now = set(gpushim.registry().active)
+        if now - found:
+            gpushim.unpatch(*sorted(now - found))
+        if found - now:
+            gpushim.patch(*sorted(found - now))
 
     def probe(self, id: str, mode: Mode) -> tuple[object, str]:
         return judged(answers(self.checked_ids(), mode)[id])
 
     @pytest.fixture
     def expected(self, id: str) -> str:
-        return expected_state(id)
+        return self.checked()[id]
 
     @pytest.fixture
     def target(self, id: str):
@@ -172,7 +226,9 @@ class Contract:
                 importlib.import_module(library)
             finally:
                 gpushim.unpatch()
-        return importlib.import_module(gpushim.registry()[id].module or library)
+        from .engine import module_of
+
+        return importlib.import_module(module_of(gpushim.registry()[id]) or library)
 
     @staticmethod
     def skip_if_only_before(id: str) -> None:
@@ -221,9 +277,8 @@ class Contract:
 
         if not runs_without_gpushim(id):
             return (id,)
-        return tuple(
-            other for other in self.checked_ids() if expected_state(other) == APPLIED and runs_without_gpushim(other)
-        )
+        checked = self.checked().items()
+        return tuple(other for other, state in checked if state == APPLIED and runs_without_gpushim(other))
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         gpushim.patch(id)
@@ -233,12 +288,12 @@ class Contract:
                 assert journal is None, f"{id} is {expected} here but replaced {journal.entries}"
                 return
             self.skip_if_only_before(id)
-            entries = list(journal.entries)
+            entries = _replaced_by(id)
             gpushim.patch(id)
-            assert gpushim.registry().journal(id).entries == entries
+            assert _replaced_by(id) == entries
             for entry in entries:
                 assert entry.bound() is entry.new
-                assert entry.new.__wrapped__ is entry.original
+                assert entry.added or entry.new.__wrapped__ is entry.original
         finally:
             gpushim.unpatch(id)
 
@@ -248,11 +303,11 @@ class Contract:
         self.skip_if_only_before(id)
         gpushim.patch(id)
         try:
-            entries = list(gpushim.registry().journal(id).entries)
+            entries = _replaced_by(id)
         finally:
             gpushim.unpatch(id)
         for entry in entries:
-            assert entry.bound() is (None if entry.inherited else entry.original)
+            assert entry.bound() is (None if entry.inherited or entry.added else entry.original)
 
     def instances(self, id: str) -> dict[type, object]:
         """Instances through which to read the methods patch ``id`` replaces, by class; override to give some."""
@@ -276,9 +331,16 @@ class Contract:
             gpushim.unpatch(id)
 
 
-def _is_import_failure(id: str, bug: str | None) -> bool:
+def _replaced_by(id: str) -> list[Replacement]:
+    """What patch ``id``, applied, replaced in this process."""
+    journal = gpushim.registry().journal(id)
+    assert journal is not None, f"{id} is not applied"
+    return list(journal.entries)
+
+
+def _is_import_failure(id: str, bug: object) -> bool:
     """Whether ``bug`` is the failed import of the target of patch ``id``, which its probe never ran past."""
-    return bug is not None and bug.startswith(f"import {gpushim.registry().library(id).target} raises ")
+    return isinstance(bug, str) and bug.startswith(f"import {gpushim.registry().library(id).target} raises ")
 
 
 def bindings(target: str) -> dict[tuple[str, str], int]:
@@ -307,12 +369,14 @@ def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tu
     undone and once applied.  Where the original loads back as itself, the
     patched read must load back as the patched object; where the original
     fails, the patched one must fail with the same exception type; where the
-    original gives another object, the patched one may give itself.
+    original gives another object, the patched one may give itself.  A name
+    the patch added (:meth:`~gpushim.Journal.add`) has no original, and no read.
     """
     gpushim.patch(id)
     try:
-        entries = gpushim.registry().journal(id).entries
-        replaced = [(entry.owner, entry.name, getattr(entry, "item", False)) for entry in entries]
+        entries = _replaced_by(id)
+        assert entries, f"{id} replaced nothing"
+        replaced = [(entry.owner, entry.name, entry.item) for entry in entries if not entry.added]
     finally:
         gpushim.unpatch(id)
     reads = {}
@@ -330,7 +394,6 @@ def pickling_differences(id: str, instances: dict[type, object]) -> dict[str, tu
         patched = {label: _outcomes(read) for label, read in reads.items()}
     finally:
         gpushim.unpatch(id)
-    assert unpatched, f"{id} replaced nothing"
     return {
         label: (unpatched[label], patched[label])
         for label in reads
@@ -352,7 +415,7 @@ def _outcomes(read) -> dict[str, str]:
     return answers
 
 
-def _identity(value: object) -> object:
+def _identity(value: Any) -> object:
     """What makes two reads the same: the object, or for a bound method (wrapt's too) its function and instance."""
     parent = getattr(value, "_self_parent", None)  # a wrapt bound wrapper: a new one per read
     if parent is not None:

@@ -17,12 +17,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import gpushim
 from gpushim import Patch
 from gpushim.interpreters import python_command
 from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, PENDING
-from matrix.cells import ARTEFACTS, reference_of
+from matrix.cells import ARTEFACTS, load_cells, reference_of
 
 
 class Gate:
@@ -30,7 +31,10 @@ class Gate:
 
     ``affected`` is whether the patch would apply here, as gpushim decides it
     (release, ``only_with`` and all); ``reference`` is whether this release is
-    the one the patch's outcomes are compared with (``matrix/*.toml``).
+    the one the patch's outcomes are compared with (``matrix/*.toml``);
+    ``at_an_end`` whether it is affected and the lowest or highest release of
+    the matrix's cells in the patch's range, where proofs too costly for
+    every cell run.
     """
 
     def __init__(self, patch: Patch) -> None:
@@ -41,12 +45,33 @@ class Gate:
         self.state = record["state"]
         self.affected = self.state in (INACTIVE, PENDING, APPLIED)
         self.reference = "-".join(self.release) == reference_of(patch.id)
+        self.at_an_end = self.affected and self.release[1] in affected_ends(patch, self.release[0])
         name = " ".join(self.release)
         self.affected_only = pytest.mark.skipif(not self.affected, reason=f"{name} does not have the bug here")
         self.unaffected_only = pytest.mark.skipif(self.affected, reason=f"{name} has the bug")
         self.recorded_only = pytest.mark.skipif(
             not (self.affected or self.reference), reason=f"{name} is neither affected nor the reference"
         )
+        self.ends_only = pytest.mark.skipif(
+            not self.at_an_end, reason=f"{name} is not the lowest or highest affected release of the matrix"
+        )
+
+
+def affected_ends(patch: Patch, distribution: str) -> set[str]:
+    """The lowest and highest release of ``distribution`` that a cell of the matrix installs in ``patch``'s range."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    from gpushim.releases import is_affected
+
+    versions = []
+    for cell in load_cells().values():
+        for requirement in cell["install"]:
+            name, _, version = requirement.partition("==")
+            if canonicalize_name(name) == canonicalize_name(distribution) and is_affected(version, patch.affected):
+                versions.append(Version(version))
+    versions.sort()
+    return {str(versions[0]), str(versions[-1])} if versions else set()
 
 
 def gate(patch: Patch) -> Gate:
@@ -87,6 +112,34 @@ def run_python(
         text=True,
         timeout=timeout,
     )
+
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSWER = "@@answer "  # what the fresh interpreter's answer follows, on a line of its own, whatever else it prints
+
+
+def answer_in_fresh_python(code: str, answer: str, env: dict[str, str] | None = None) -> Any:
+    """Run ``code`` in a fresh interpreter (as :func:`run_python`, with the repository's ``tests`` importable), then
+    evaluate the expression ``answer`` there: its value, read back as JSON.  The interpreter must exit cleanly."""
+    script = "\n".join(
+        [
+            f"import sys; sys.path.insert(0, {str(ROOT)!r})",
+            code,
+            "import json",
+            f"print({ANSWER!r} + json.dumps({answer}), flush=True)",
+        ]
+    )
+    finished = run_python(script, env)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    line = next(line for line in reversed(finished.stdout.splitlines()) if line.startswith(ANSWER))
+    return json.loads(line[len(ANSWER) :])
+
+
+def corpus_in_fresh_python(module: str, patch: Patch, prelude: str) -> tuple[object, str]:
+    """``run_corpus()`` of test module ``module`` in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
+    code = f"{prelude}\nfrom {module} import run_corpus\noutcomes = run_corpus()\nimport gpushim"
+    outcomes, state = answer_in_fresh_python(code, f"[outcomes, gpushim.record({patch.id!r})['state']]")
+    return outcomes, state
 
 
 def record_corpus(patch: Patch, run) -> object:

@@ -41,13 +41,15 @@ Not backported.  13.6.0's spelling fixes in comments and its new tests.
 
 The probe.  ``cupy.asarray(numpy.arange(3.0), blocking=True)``; without a
 device it gives the array memory nobody touches, so the copy stops at its
-first CUDA call, after the device array was allocated.
+first CUDA call, after the device array was allocated.  ``blocking`` came in
+13.0.0: a release without it (12.x raises ``TypeError`` for the keyword) has
+no such bug.
 """
 
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.asarray_blocking",
@@ -97,11 +99,15 @@ def _apply(cupy, journal):
 @patch.prober
 def _probe():
     """``cupy.asarray(numpy.arange(3.0), blocking=True)``: a device array of 24 bytes, and no UnboundLocalError."""
+    import inspect
+
     import cupy
     import numpy
 
     from gpushim import device
 
+    if "blocking" not in inspect.signature(cupy.asarray).parameters:
+        return None
     host = numpy.arange(3.0)
     if device.cuda_present():
         try:

@@ -52,7 +52,7 @@ real kernel, and never a made-up pointer.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.copyto_python_scalar",

@@ -24,16 +24,16 @@ them, goes to a new fused function taking 13.5.0's ``(E, A2, A4, A6, b)``,
 whose body is the release's own body handed A2 in the place of A; a call
 that does not bind goes to the release's function, which rejects it.
 
-Why this is exact.  The released body reads A only in ``b[8]*A``, so handed
-A2 there it is 13.5.0's formula, term by term in the same order; the body is
-the same in 13.0.0 to 13.4.1.  Traced on the CPU, the new function's kernel is
-13.5.0's to the character for real dtypes (both named ``_expm_inner``); for
-complex dtypes the two differ only in spelling ``complex<T>`` where 13.5.0
-writes ``thrust::complex<T>``, a change of its fusion code generator
-(cupy/cupy#9040) that names the same type.  Fused kernels are cached by
-each fused function: the new one compiles its own, so a kernel the release
-compiled before the patch is not reused, and ``gpushim.unpatch()`` puts the
-released function back with its cache.
+The released body reads A only in ``b[8]*A``, so handed A2 there it is
+13.5.0's formula, term by term in the same order; the body is the same in
+13.0.0 to 13.4.1.  Traced on the CPU, the new function's kernel is 13.5.0's to
+the character for real dtypes (both named ``_expm_inner``); for complex dtypes
+the two differ only in spelling ``complex<T>`` where 13.5.0 writes
+``thrust::complex<T>``, a change of its fusion code generator (cupy/cupy#9040)
+that names the same type.  Fused kernels are cached by each fused function:
+the new one compiles its own, so a kernel the release compiled before the
+patch is not reused, and ``gpushim.unpatch()`` puts the released function back
+with its cache.
 
 Not backported.  13.5.0's ``expm`` no longer hands A to ``_expm_inner``;
 patched, the release's ``expm`` still does and the wrapper drops it (A is

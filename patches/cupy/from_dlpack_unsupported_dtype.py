@@ -33,13 +33,12 @@ exception raised reading it (a property that raises, even ``KeyboardInterrupt``)
 attribute", where Python's ``hasattr`` would propagate it; the producer's attribute is read as
 often as unpatched.
 
-Why this is exact.  Results and exceptions are CuPy's own: nothing is checked, converted or
-raised in CuPy's place, and 13.4.0 raises the same types and messages for these tensors
-(checked by running both, tests/cupy/test_from_dlpack_unsupported_dtype.py).  A rejected
-capsule ends up consumed, as in 13.4.0; one CuPy refuses before taking it stays with its
-producer (13.4.0 also consumes a capsule on a foreign device; both free it once).  Accepted
-tensors are converted by CuPy untouched, zero copy, and on that path the patch only passes
-the call on.
+Results and exceptions are CuPy's own: nothing is checked, converted or raised in CuPy's
+place, and 13.4.0 raises the same types and messages for these tensors (checked by running
+both, tests/cupy/test_from_dlpack_unsupported_dtype.py).  A rejected capsule ends up
+consumed, as in 13.4.0; one CuPy refuses before taking it stays with its producer (13.4.0
+also consumes a capsule on a foreign device; both free it once).  Accepted tensors are
+converted by CuPy untouched, zero copy, and on that path the patch only passes the call on.
 
 Not backported.  What 13.4.0 adds beyond the fix, DLPack v1 (``dltensor_versioned`` capsules,
 ``max_version`` and ``copy``), is a feature.

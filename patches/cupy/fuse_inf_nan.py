@@ -21,11 +21,11 @@ keeps the release's own getter for non-constant scalars (kernel parameters,
 ``a<id>``) and returns ``_get_cuda_scalar_repr(const_value, dtype)`` for
 constants.
 
-Why this is exact.  That is 13.4.1's whole ``var_name``: the ``a<id>`` branch
-is unchanged there, and the constant branch is the one call above, to a
-``cpdef`` function of ``cupy._core._scalar`` whose source is the same in
-13.2.0 to 13.4.1 and which this patch calls through its Python entry point.
-13.4.1 changed nothing else in ``_fusion_variable``.
+That is 13.4.1's whole ``var_name``: the ``a<id>`` branch is unchanged there,
+and the constant branch is the one call above, to a ``cpdef`` function of
+``cupy._core._scalar`` whose source is the same in 13.2.0 to 13.4.1 and which
+this patch calls through its Python entry point.  13.4.1 changed nothing else
+in ``_fusion_variable``.
 
 Not backported.  Nothing: like 13.4.1, complex constants keep ``str()`` of
 their parts, so a complex inf or nan is still written bare; that is the fixed
@@ -38,7 +38,7 @@ never compiled: the CUDA source must hold no bare ``inf`` or ``nan``.
 from __future__ import annotations
 
 from gpushim import Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_inf_nan",

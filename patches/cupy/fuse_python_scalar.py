@@ -25,19 +25,18 @@ own objects for every attribute except ``can_cast``; its ``can_cast`` answers
 13.4.1's question for a scalar *value* and is NumPy's ``can_cast`` for
 anything else.
 
-Why this is exact.  In 13.2.0 to 13.4.0 ``cupy._core.fusion`` calls
-``numpy.can_cast`` in four places.  Three pass ``arg.dtype`` (a dtype) and
-keep NumPy's answer.  The fourth, the scalar branch of ``can_cast1``, is the
-only one that passes a value: a Python number (a constant in the body) or a
-NumPy scalar (a NumPy scalar constant, or ``dtype.type(0)`` standing for a
-scalar argument).  For those the patched call computes 13.4.1's own
-expression with the same ``numpy.result_type``, so the loop chosen is 13.4.1's
-for every value, by construction.  Python numbers are exactly the values that
-raised before, so nothing that worked changes; for NumPy scalars NumPy 2's
-``can_cast`` and the 13.4.1 rule agree on all 16 dtypes CuPy fuses (the tests
-check the full table), so those decisions are the release's own as well.
-No other module sees the replacement; ``gpushim.unpatch()`` rebinds the NumPy
-module itself.
+In 13.2.0 to 13.4.0 ``cupy._core.fusion`` calls ``numpy.can_cast`` in four
+places.  Three pass ``arg.dtype`` (a dtype) and keep NumPy's answer.  The
+fourth, the scalar branch of ``can_cast1``, is the only one that passes a
+value: a Python number (a constant in the body) or a NumPy scalar (a NumPy
+scalar constant, or ``dtype.type(0)`` standing for a scalar argument).  For
+those the patched call computes 13.4.1's own expression with the same
+``numpy.result_type``, so the loop chosen is 13.4.1's for every value, by
+construction.  Python numbers are exactly the values that raised before, so
+nothing that worked changes; for NumPy scalars NumPy 2's ``can_cast`` and the
+13.4.1 rule agree on all 16 dtypes CuPy fuses (the tests check the full
+table), so those decisions are the release's own as well.  No other module
+sees the replacement; ``gpushim.unpatch()`` rebinds the NumPy module itself.
 
 Not backported.  Nothing: 13.4.1 changed nothing else in
 ``cupy._core.fusion``.
@@ -51,8 +50,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gpushim import Patch, TargetMismatch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim import Patch, expect, expect_same
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.fuse_python_scalar",
@@ -114,8 +113,7 @@ def _apply(cupy, journal):
     import numpy
 
     fusion = importlib.import_module("cupy._core.fusion")
-    if getattr(fusion, "numpy", None) is not numpy:
-        raise TargetMismatch("cupy._core.fusion.numpy is not the NumPy module")
+    expect_same(getattr(fusion, "numpy", None), numpy, "cupy._core.fusion.numpy", "the NumPy module")
     expect(fusion, "_FusionHistory.call_ufunc", callable)
     journal.replace(fusion, "numpy", _NumPyForFusion(numpy))
 

@@ -44,7 +44,7 @@ for the reduction, so it sees the arguments the reduction would get.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 
 patch = Patch(
     id="cupy.nanargmax_out_dtype",

@@ -33,15 +33,18 @@ five typing helpers are CuPy's own, and ``find_common_type``,
 RuntimeError saying that NumPy 2 removed them.
 
 How the fix works.  Right before ``cupy/__init__.py`` executes, the names
-``numpy`` lacks are lent to ``numpy`` (and ``index_tricks`` to
-``numpy.lib``): the NumPy 2 objects 13.2.0 uses, CuPy's own typing helpers
-written here after NumPy 1.26's, and for the five functions NumPy 2 removed
-without a replacement stand-ins that raise as 13.2.0's do.  Only a shared
-object can carry them there, because a Cython module reads ``numpy``'s
-attributes while it initialises.  Once ``cupy`` has executed they are deleted
-from ``numpy`` again, whether or not the import succeeded, so that user code
-sees NumPy 2 as it is (status says what was lent); CuPy keeps the objects its
-import bound.  For the call-time reads, the modules that make them
+``numpy`` lacks are lent to CuPy's own modules while ``cupy`` executes (and
+``index_tricks`` of ``numpy.lib``): the NumPy 2 objects 13.2.0 uses, CuPy's
+own typing helpers written here after NumPy 1.26's, and for the five
+functions NumPy 2 removed without a replacement stand-ins that raise as
+13.2.0's do.  Their ``import numpy`` and ``from numpy import ...`` get a view
+of ``numpy`` that holds them, and their globals hold ``numpy`` itself again
+once ``cupy`` has executed, whether or not the import succeeded; no other
+code, in this thread or another, sees them (status says what was lent), and
+CuPy keeps the objects its import bound.  Only on 13.0.0, whose compiled
+``cupy._core._scalar`` reads ``float_`` and ``complex_`` while it
+initialises, and imports without the view, are those two bound on ``numpy``
+itself for that while.  For the call-time reads, the modules that make them
 (``cupy._core.internal``, ``_routines_indexing``, ``_routines_manipulation``,
 ``_routines_sorting``, ``_routines_statistics``,
 ``cupy.lib._routines_poly``, ``cupyx.jit._compile``,
@@ -76,7 +79,7 @@ contract counts as the bug showing.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_same
 
 patch = Patch(
     id="cupy.numpy2_removed_names",
@@ -112,6 +115,9 @@ _GONE = {
     "disp": "your own print function",
     "safe_eval": "`ast.literal_eval`",
 }
+# What 13.0.0's compiled cupy._core._scalar reads on numpy while it initialises (13.1.0 reads neither, #8050).
+_READ_COMPILED = ("float_", "complex_")
+_COMPILED_READS = "<13.1.0"
 # The modules that read a removed name on ``numpy`` when called.
 _CALL_TIME_READERS = (
     "cupy._core.internal",
@@ -201,9 +207,12 @@ def _lend(cupy, journal):
     import numpy
     import numpy.lib
 
+    from gpushim.releases import is_affected
+
+    compiled = _READ_COMPILED if is_affected(journal.release[1], _COMPILED_READS) else ()
     for name, value in _removed_names(numpy).items():
         if name not in vars(numpy):
-            journal.lend(numpy, name, value)
+            journal.lend(numpy, name, value, shared=name in compiled)
     if "index_tricks" not in vars(numpy.lib):
         import numpy.lib._index_tricks_impl
 
@@ -239,8 +248,9 @@ def _give_the_view(cupy, journal):
 
     modules = [importlib.import_module(name) for name in _CALL_TIME_READERS]
     for module in modules:
-        if expect(module, "numpy", type(numpy), own=True) is not numpy:
-            raise TargetMismatch(f"{module.__name__}.numpy is not the numpy module")
+        expect_same(
+            expect(module, "numpy", type(numpy), own=True), numpy, f"{module.__name__}.numpy", "the numpy module"
+        )
     view = _view_of(numpy)
     for module in modules:
         journal.replace(module, "numpy", view)

@@ -35,6 +35,10 @@ Not backported.  13.3.0's other changes.
 The probe.  A ``RandomState`` made with ``__new__`` is seeded while
 ``cupy_backends.cuda.libs.curand`` is a stand-in that only records, so it
 needs neither a GPU nor libcurand and touches no device on a GPU host.
+CuPy 12 binds cuRAND in ``cupy.random._generator`` when that module is
+imported, not in each method as 13.0.0 does: the stand-in takes that name's
+place too, or 12.x's ``seed`` would hand the made-up generator to the real
+cuRAND, which dies of it.
 """
 
 from __future__ import annotations
@@ -120,14 +124,21 @@ class RecordingCurand:
 
 @contextlib.contextmanager
 def installed_curand(curand):
-    """Make ``from cupy_backends.cuda.libs import curand`` give ``curand`` inside a ``with`` block."""
+    """Give ``curand`` where the release looks cuRAND up, inside a ``with`` block.
+
+    That is ``cupy_backends.cuda.libs.curand``, and in 12.x also the name ``_generator`` binds at import.
+    """
     import importlib
     import sys
 
     libs = importlib.import_module("cupy_backends.cuda.libs")
+    generator = importlib.import_module("cupy.random._generator")
     name, missing = "cupy_backends.cuda.libs.curand", object()
-    saved = [(table, key, table.get(key, missing)) for table, key in ((sys.modules, name), (vars(libs), "curand"))]
-    sys.modules[name] = libs.curand = curand
+    tables = [(sys.modules, name), (vars(libs), "curand")]
+    tables += [(vars(generator), "curand")] if "curand" in vars(generator) else []
+    saved = [(table, key, table.get(key, missing)) for table, key in tables]
+    for table, key in tables:
+        table[key] = curand
     try:
         yield curand
     finally:

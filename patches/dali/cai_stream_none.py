@@ -43,7 +43,7 @@ does; where a device is present it is real device memory.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_same
 
 patch = Patch(
     id="dali.cai_stream_none",
@@ -133,9 +133,10 @@ def _apply(dali, journal):
         ("TensorGPU", ()),
         ("TensorListGPU", (list, backend_impl.TensorListGPU)),
     ):
-        cls = getattr(backend_impl, name, None)
-        if cls is None or getattr(tensors, name, None) is not cls:
-            raise TargetMismatch(f"nvidia.dali.tensors.{name} is not nvidia.dali.backend_impl.{name}")
+        cls = expect(backend_impl, name)
+        expect_same(
+            getattr(tensors, name, None), cls, f"nvidia.dali.tensors.{name}", f"nvidia.dali.backend_impl.{name}"
+        )
         expect(cls, "__init__", own=True)
         journal.wrap(cls, "__init__", _constructor_wrapper(earlier_overloads))
 

@@ -51,9 +51,8 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
-from gpushim import Patch
-
-from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug, expect_source
+from gpushim import Patch, expect_lines
+from gpushim.patches.dali._before_gast_util import GAST_UTIL, conditional_pipeline_bug
 
 patch = Patch(
     id="dali.distutils_missing",
@@ -133,7 +132,7 @@ class LooseVersion:
 
 @patch.preparer
 def _prepare(gast_util, journal):
-    expect_source(gast_util, "from distutils.version import LooseVersion")
+    expect_lines(gast_util, "from distutils.version import LooseVersion")
     version = ModuleType("distutils.version", "LooseVersion for DALI's gast_util alone, provided by gpushim.")
     version.LooseVersion = LooseVersion
     distutils = ModuleType("distutils", "Provided by gpushim for DALI's gast_util alone, while it executes.")

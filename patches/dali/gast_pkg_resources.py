@@ -43,9 +43,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gpushim import Patch
-
-from ._before_gast_util import GAST_UTIL, conditional_pipeline_bug, expect_source
+from gpushim import Patch, expect_lines
+from gpushim.patches.dali._before_gast_util import GAST_UTIL, conditional_pipeline_bug
 
 patch = Patch(
     id="dali.gast_pkg_resources",
@@ -83,7 +82,7 @@ def get_distribution(name: str) -> _Distribution:
 
 @patch.preparer
 def _prepare(gast_util, journal):
-    expect_source(
+    expect_lines(
         gast_util,
         "import pkg_resources",
         'return pkg_resources.get_distribution("gast").version',

@@ -32,7 +32,7 @@ The probe.  A CPU array aliasing a NumPy array, which is watched with
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_reads
 
 patch = Patch(
     id="warp.array_copy_false_reference",
@@ -52,8 +52,7 @@ def _apply(warp, journal):
     array = expect(warp, "types.array", type)
     for name in ("__init__", "_init_from_data"):
         expect(array, name, callable, own=True)
-    if "_ref" not in array.__init__.__code__.co_names:
-        raise TargetMismatch("warp.types.array.__init__ does not set _ref")
+    expect_reads(array.__init__, "_ref")
 
     def init_from_data(wrapped, instance, args, kwargs):
         result = wrapped(*args, **kwargs)

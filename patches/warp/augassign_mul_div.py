@@ -22,22 +22,25 @@ gradient) go straight to Warp's own generator.  For the others the wrapper
 evaluates the right-hand side and the subscript as 1.4.x does, then emits the
 assignment wherever Warp would have: for every array and for vector,
 quaternion and matrix targets; anything else goes back to Warp's generator,
-which raises its own error.  The generated code is 1.4.2's, including the
-right-hand side being evaluated once before the rewrite and once inside it.
+which raises its own error.  The generated code is 1.4.2's but for one
+thing: 1.4.2 evaluates the right-hand side once before the rewrite and again
+inside it, and the subscript's indices again for the load and the store, so
+that ``a[i] *= f()`` calls ``f`` twice (NVIDIA/warp#1233, fixed in 1.12.1).
+Such a bug must not come with the fix: every call in the right-hand side
+and in the target's indices is evaluated once, before the rewrite, as
+warp.augassign_single_evaluation does for Warp's own generator
+(``_codegen.evaluated_once``); statements without calls there are 1.4.2's.
 
-Two traps.  ``Adjoint.eval`` dispatches through the class-level dict
+``Adjoint.eval`` dispatches through the class-level dict
 ``Adjoint.node_visitors``, which holds the function itself, so the wrapper is
 installed both as the method and as that dict's item.  And Warp keys built
-modules, in memory and in the kernel cache directory, on a hash of the
-kernels' source, not of the code generated from it: a kernel built before the
-fix (by an earlier process sharing the cache, or in this process before
-``gpushim.patch()``) would be reused as it was.  So while the patch is
-applied, the hash of every kernel or function whose source holds such a
-statement (an augmented assignment to a subscript with an operator other than
-``+``/``-``) also covers this patch's generator, and modules Warp had already
-hashed are marked modified (Warp's own ``Module.mark_modified``) so that they
-are hashed again at their next launch: patched builds live apart from
-unpatched ones in both caches.
+modules on a hash of the kernels' source, not of the code generated from it:
+while the patch is applied, the hash of every kernel or function whose
+source holds a statement it takes over (an augmented assignment to a
+subscript with an operator other than ``+``/``-``) also covers this patch's
+generator, and the modules Warp had already hashed are hashed again
+(``_codegen.key_builds_apart``): patched builds live apart from unpatched
+ones in both caches.
 
 Not backported.  ``unpatch()`` puts the identical originals back, but a
 module already loaded while patched keeps its corrected code in memory until
@@ -51,7 +54,8 @@ give ``[3, 6]``.
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, expect, expect_same
+from gpushim.patches.warp._codegen import evaluated_once, key_builds_apart
 
 patch = Patch(
     id="warp.augassign_mul_div",
@@ -64,16 +68,14 @@ patch = Patch(
 
 # Mixed into the hash of every adjoint this patch may generate differently;
 # a change to the generator below must change it, so that older builds are not reused.
-_HASH_SALT = b"gpushim warp.augassign_mul_div 1"
+_HASH_SALT = b"gpushim warp.augassign_mul_div 2"
 
 _EMIT_AUGASSIGN = Parameters("adj", "node")
-_HASH_ADJOINT = Parameters("adj")  # after self
 
 
 @patch.applier
 def _apply(warp, journal):
     import ast
-    import hashlib
 
     codegen, context = warp.codegen, warp.context
     needed = {
@@ -81,7 +83,6 @@ def _apply(warp, journal):
         codegen.Adjoint: ("emit_AugAssign", "node_visitors", "eval", "eval_subscript"),
         warp.types: ("atomic_types",),
         context: ("ModuleHasher", "user_modules", "Module"),
-        context.ModuleHasher: ("hash_adjoint",),
         context.Module: ("mark_modified",),
     }
     for owner, names in needed.items():
@@ -89,10 +90,13 @@ def _apply(warp, journal):
             expect(owner, name)
     adjoint = codegen.Adjoint
     _EMIT_AUGASSIGN.check(adjoint.emit_AugAssign)
-    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     emit_original = vars(adjoint).get("emit_AugAssign")
-    if adjoint.node_visitors.get(ast.AugAssign) is not emit_original:
-        raise TargetMismatch("Adjoint.node_visitors[ast.AugAssign] is not Adjoint.emit_AugAssign")
+    expect_same(
+        adjoint.node_visitors.get(ast.AugAssign),
+        emit_original,
+        "Adjoint.node_visitors[ast.AugAssign]",
+        "Adjoint.emit_AugAssign",
+    )
 
     strip_reference, is_array = codegen.strip_reference, codegen.is_array
     composite = (codegen.type_is_vector, codegen.type_is_quaternion, codegen.type_is_matrix)
@@ -119,33 +123,21 @@ def _apply(warp, journal):
             return wrapped(*args, **kwargs)
         if not may_be_dropped(node):
             return wrapped(*args, **kwargs)
-        lhs = node.target
-        adj.eval(node.value)
-        target, _ = adj.eval_subscript(lhs)
-        target_type = strip_reference(target.type)
-        if is_array(target_type):
-            if config.verbose and target_type.dtype in atomic_types:
-                print(f"Warning: in-place op {node.op} is not differentiable")
-        elif not any(test(target_type) for test in composite):
-            return wrapped(*args, **kwargs)
-        adj.eval(ast.Assign(targets=[lhs], value=ast.BinOp(lhs, node.op, node.value)))
-
-    scanned = {}  # source -> whether it holds a statement 1.4.x may drop; overloads share their source
-
-    def hash_adjoint(wrapped, instance, args, kwargs):
-        digest = wrapped(*args, **kwargs)
-        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        found = scanned.get(adj.source)
-        if found is None:
-            found = scanned[adj.source] = any(may_be_dropped(node) for node in ast.walk(adj.tree))
-        return hashlib.sha256(digest + _HASH_SALT).digest() if found else digest
+        with evaluated_once(adj, node) as node:
+            lhs = node.target
+            adj.eval(node.value)
+            target, _ = adj.eval_subscript(lhs)
+            target_type = strip_reference(target.type)
+            if is_array(target_type):
+                if config.verbose and target_type.dtype in atomic_types:
+                    print(f"Warning: in-place op {node.op} is not differentiable")
+            elif not any(test(target_type) for test in composite):
+                return wrapped(adj, node) if instance is None else wrapped(node)
+            adj.eval(ast.Assign(targets=[lhs], value=ast.BinOp(lhs, node.op, node.value)))
 
     installed = journal.wrap(adjoint, "emit_AugAssign", emit_augassign)
     journal.replace_item(adjoint.node_visitors, ast.AugAssign, installed)
-    journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
-    for module in list(context.user_modules.values()):
-        if module.hasher is not None:
-            module.mark_modified()
+    key_builds_apart(context, journal, _HASH_SALT, lambda tree: any(map(may_be_dropped, ast.walk(tree))))
 
 
 @patch.prober

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import contextvars
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, TargetMismatch, expect, expect_lines
 
 patch = Patch(
     id="warp.bsr_from_triplets_prune",
@@ -94,15 +94,12 @@ def _set_from_triplets(wrapped, instance, args, kwargs):
 
 @patch.applier
 def _apply(sparse, journal):
-    import inspect
-
     masks = expect(sparse, "_zero_value_masks", dict)
     if type(masks) is not dict:
         raise TargetMismatch("warp.sparse._zero_value_masks is not a plain dict")
     function = expect(sparse, "bsr_set_from_triplets", callable)
     _SET_FROM_TRIPLETS.check(function)
-    if "_zero_value_masks.get(" not in inspect.getsource(function):
-        raise TargetMismatch("bsr_set_from_triplets does not read its mask from _zero_value_masks")
+    expect_lines(function, "zero_value_mask = _zero_value_masks.get(scalar_type, 0)")
     journal.replace(sparse, "_zero_value_masks", _ZeroValueMasks(masks))
     journal.wrap(sparse, "bsr_set_from_triplets", _set_from_triplets)
 

@@ -52,7 +52,7 @@ probe's module holds a global ``SHADOWED = 17``; it must write 42.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_same
 
 patch = Patch(
     id="warp.closure_shadowed_by_global",
@@ -145,8 +145,10 @@ def _apply(warp, journal):
     adjoint, module = expect(warp, "codegen.Adjoint", type), expect(warp, "context.Module", type)
     for owner, name in ((adjoint, "emit_Name"), (adjoint, "resolve_path"), (module, "hash_module")):
         expect(owner, name, callable, own=True)
-    if getattr(adjoint, "node_visitors", {}).get(ast.Name) is not vars(adjoint)["emit_Name"]:
-        raise TargetMismatch("Adjoint.node_visitors[ast.Name] is not Adjoint.emit_Name")
+    visitors = getattr(adjoint, "node_visitors", {})
+    expect_same(
+        visitors.get(ast.Name), vars(adjoint)["emit_Name"], "Adjoint.node_visitors[ast.Name]", "Adjoint.emit_Name"
+    )
 
     # get_constant_references comes with 1.2.0; before it, Warp hashes every wp.constant ever made
     methods = [name for name in ("emit_Name", "resolve_path", "get_constant_references") if name in vars(adjoint)]

@@ -54,7 +54,7 @@ patch = Patch(
     fixed_in="1.8.1",
     issue="NVIDIA/warp GH-851",
     fix="NVIDIA/warp@91fcd4d65 (3fa6c9b19 on main)",
-    summary="On a CUDA 13 driver every Warp CUDA device's uuid is GPU-00000000-0000-0000-0000-000000000000.",
+    summary="On a CUDA 13 driver every Warp CUDA device's uuid is all zeros, so devices cannot be told apart.",
 )
 
 _INIT = Parameters("runtime", "alias", ordinal=-1, is_primary=False, context=None)

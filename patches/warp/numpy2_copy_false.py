@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import types
 
-from gpushim import Patch, TargetMismatch, expect
+from gpushim import Patch, expect, expect_reads, expect_same
 
 patch = Patch(
     id="warp.numpy2_copy_false",
@@ -98,12 +98,9 @@ def _apply(warp, journal):
     modules = []
     for name, callers in _CALLERS.items():
         module = expect(warp, name, types.ModuleType)
-        if getattr(module, "np", None) is not numpy:
-            raise TargetMismatch(f"warp.{name} does not hold numpy as np")
+        expect_same(getattr(module, "np", None), numpy, f"warp.{name}.np", "the numpy module")
         for path in callers:
-            code = getattr(expect(module, path, callable), "__code__", None)
-            if code is None or not {"np", "array"} <= set(code.co_names):
-                raise TargetMismatch(f"warp.{name}.{path} does not call np.array")
+            expect_reads(expect(module, path, callable), "np", "array")
         modules.append(module)
     journal.replace(modules, "np", _numpy_for_warp(numpy))
 

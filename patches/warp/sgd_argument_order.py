@@ -26,8 +26,9 @@ are fixed too, and so are direct callers of the public static method, as in
 1.11.0.
 
 The module is ``warp/optim/sgd.py`` up to 1.9 and ``warp/_src/optim/sgd.py``
-from 1.10; neither is imported by ``import warp``, so the patch waits for
-``warp.optim``, which imports it in both layouts.  Before wrapping, the patch
+from 1.10 (``warp.optim.sgd`` re-exports it); neither is imported by
+``import warp``, so the patch waits for the one the release has, which
+``warp.optim`` imports in both layouts.  Before wrapping, the patch
 checks both orders it corrects: the parameters of the kernel's function and
 of ``step_detail``; anything else is a TargetMismatch.
 
@@ -48,7 +49,7 @@ patch = Patch(
     issue="NVIDIA/warp GH-1143",
     fix="NVIDIA/warp@acc688c63",
     summary="warp.optim.SGD applies momentum as weight decay, dampening as momentum and weight decay as dampening.",
-    module="warp.optim",
+    module=("warp._src.optim.sgd", "warp.optim.sgd"),
 )
 
 # The kernel's order, which is right, and the order step_detail passes the values in.

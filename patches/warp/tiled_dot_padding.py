@@ -14,7 +14,8 @@ elements) the load ends at the scratch's edge and pads correctly; longer
 vectors get wrong dot products and the solvers wrong or NaN iterates, without
 an error.  ``TiledDot`` first ships in 1.9.0 (1.8.1 has none) and its code is
 the same through 1.10.1 (``warp/optim/linear.py``, then
-``warp/_src/optim/linear.py``).
+``warp/_src/optim/linear.py``, which ``warp.optim.linear`` re-exports; the
+patch waits for the one the release has).
 
 Fixed upstream.  NVIDIA/warp@278197355 (``git tag --contains``: v1.11.0
 first; in its changelog as the zero-padding of tiled reductions) hands each
@@ -42,7 +43,7 @@ nothing to show.
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim import Parameters, Patch, expect, expect_reads
 
 patch = Patch(
     id="warp.tiled_dot_padding",
@@ -51,7 +52,7 @@ patch = Patch(
     issue="NVIDIA/warp 1.11.0 changelog: zero-padding of tiled reductions in iterative linear solvers",
     fix="NVIDIA/warp@278197355",
     summary="TiledDot (cg, cr, bicgstab, gmres) sums stale scratch past the valid length for vectors over 262,144.",
-    module="warp.optim.linear",
+    module=("warp._src.optim.linear", "warp.optim.linear"),
 )
 
 # What compute reads of its TiledDot; another shape is a TargetMismatch.
@@ -74,10 +75,8 @@ def _apply(linear, journal):
     tiled_dot = expect(source, "TiledDot", type)
     compute = expect(tiled_dot, "compute", types.FunctionType, own=True)
     _COMPUTE.check(compute, method=True)
-    missing = [name for name in _NAMES if name not in compute.__code__.co_names]
-    as_scalar_array = getattr(source, "_as_scalar_array", None)
-    if missing or not callable(as_scalar_array):
-        raise TargetMismatch(f"TiledDot.compute does not read {missing or ['_as_scalar_array']}")
+    expect_reads(compute, *_NAMES)
+    as_scalar_array = expect(source, "_as_scalar_array", callable)
 
     def compute_padded(wrapped, instance, args, kwargs):
         try:

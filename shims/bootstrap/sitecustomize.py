@@ -25,9 +25,13 @@ def _activate():
         import warnings
 
         executable = sys.executable
-        warnings.warn(
-            "GPUSHIM_AUTO is set but " + executable + " has no gpushim installed; it runs without gpushim", stacklevel=2
-        )
+        try:
+            warnings.warn(
+                "GPUSHIM_AUTO is set but " + executable + " has no gpushim installed; it runs without gpushim",
+                stacklevel=2,
+            )
+        except Warning:  # the filters make it an error (PYTHONWARNINGS=error): dropped, as gpushim's own are
+            pass
         return
     if switches.auto():
         import gpushim.auto  # noqa: F401
@@ -50,7 +54,7 @@ def _run_the_hidden_sitecustomize():
     sys.path[:] = [entry for entry in sys.path if not _is_directory(entry, here)]
     this = sys.modules.pop(__name__)
     try:
-        import sitecustomize  # noqa: F401
+        import sitecustomize  # noqa: F401  # pyright: ignore[reportMissingImports]  (the user's, if any)
     except ImportError as missing:
         if getattr(missing, "name", __name__) != __name__:
             raise

@@ -19,8 +19,11 @@ PATCHES = ROOT / "patches"
 
 
 # The parts of every patch module's docstring, in this order, each opening a paragraph with its label;
-# the paragraphs after a part's first belong to it.  README's "Adding a patch" shows the template.
+# the paragraphs after a part's first belong to it.  docs/writing-a-patch.md shows the template.
 DOCSTRING_PARTS = ("What breaks.", "Fixed upstream.", "How the fix works.", "Not backported.", "The probe.")
+
+# A label, known or not: a short first sentence of a paragraph, without markup, ended by two spaces or the line.
+LABEL = re.compile(r"[A-Z][^.`\n]{0,40}\.(?=  |\n|$)")
 
 
 def patch_modules() -> list[str]:
@@ -28,10 +31,9 @@ def patch_modules() -> list[str]:
 
 
 def labels(docstring: str) -> list[str]:
-    """The labels that open the docstring's paragraphs, after its summary line, in order."""
+    """The labels, known or not, that open the docstring's paragraphs after its summary line, in order."""
     summary, *paragraphs = re.split(r"\n\s*\n", docstring.strip())
-    opening = re.compile("|".join(re.escape(label) for label in DOCSTRING_PARTS))
-    return [found.group(0) for found in map(opening.match, paragraphs) if found]
+    return [found.group(0) for found in map(LABEL.match, paragraphs) if found]
 
 
 def test_every_module_under_patches_is_registered_under_its_path():
@@ -51,6 +53,11 @@ def test_every_patch_module_reads_as_the_template(id):
     assert "\n" not in summary, "the summary is one line"
     assert first.startswith(DOCSTRING_PARTS[0]), "what breaks comes right after the summary"
     assert labels(docstring) == list(DOCSTRING_PARTS)
+
+
+def test_a_label_outside_the_template_is_read_as_a_label():
+    docstring = "Summary.\n\nWhat breaks.  It.\n\nWhy this is exact.  So.\n\nTwo traps.\nThese.\n\n``x`` is.  Not one."
+    assert labels(docstring) == ["What breaks.", "Why this is exact.", "Two traps."]
 
 
 @pytest.mark.parametrize("library", sorted(path.parent.name for path in PATCHES.glob("*/__init__.py")))

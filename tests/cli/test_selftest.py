@@ -7,7 +7,8 @@ whose probes say whether the other patch is on, and a third that is not
 there; ``synthtwo`` prints a banner on import as Warp does without a CUDA
 driver, and one of its probes kills the interpreter while its bug is there;
 ``synththree`` imports a module that is not installed, which a patch provides
-before it executes.  Each probe appends its interpreter's process id to a log.
+before it executes; ``synthfour`` links a shared library this machine lacks, as CuPy 12
+links the CUDA driver's.  Each probe appends its interpreter's process id to a log.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ SYNTHTHREE = """
 from synthmissing import VALUE
 
 __version__ = "1.0.0"
+"""
+
+SYNTHFOUR = """
+try:
+    raise ImportError("libsynthdriver.so.1: cannot open shared object file: No such file or directory")
+except ImportError as error:
+    raise ImportError(f"Failed to import synthfour.\\n\\nOriginal error:\\n  ImportError: {error}") from error
 """
 
 SYNTHPATCHES = """
@@ -164,11 +172,19 @@ if os.environ.get("SYNTH_BEFORE"):
     ]
 if os.environ.get("SYNTH_BROKEN"):
     PATCHES = [declare("one.broken", "synthone", lambda module, journal: None, broken_probe)]
+def four_probe():
+    import synthfour  # noqa: F401
+
+
+if os.environ.get("SYNTH_UNLOADABLE"):
+    PATCHES = [declare("four.linked", "synthfour", lambda module, journal: None, four_probe)]
 if os.environ.get("SYNTH_UNRUNNABLE"):
     PATCHES = [declare("one.unrunnable", "synthone", lambda module, journal: None, unrunnable_probe)]
 """
 
 SITECUSTOMIZE = """
+import os
+
 import gpushim
 from gpushim.catalogue import Library
 from gpushim.engine import Registry
@@ -181,6 +197,10 @@ for target, patch in synthpatches.PATCHES:
 gpushim._registry = Registry(
     Library(target, target, (target,), list(patches), patches.__getitem__) for target, patches in targets.items()
 )
+if os.environ.get("SYNTH_NO_TEMPORARY_DIRECTORY"):  # as on a read-only file system
+    import tempfile
+
+    tempfile.tempdir = os.devnull
 """
 
 
@@ -193,6 +213,7 @@ def site(tmp_path_factory):
         ("synthone", SYNTHONE, "1.5.0"),
         ("synthtwo", SYNTHTWO, "2.0.0"),
         ("synththree", SYNTHTHREE, "1.0.0"),
+        ("synthfour", SYNTHFOUR, "1.0.0"),
     ):
         (site / name).mkdir()
         (site / name / "__init__.py").write_text(textwrap.dedent(source))
@@ -310,6 +331,24 @@ def test_a_probe_that_cannot_run_here_says_why_and_is_no_error_of_the_patch(site
         "-",
     ]
     assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 cannot-run"
+
+
+def test_without_a_temporary_directory_it_says_so_in_one_line_and_exits_with_status_3(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_NO_TEMPORARY_DIRECTORY="1"))
+    assert (finished.returncode, finished.stdout) == (3, ""), finished.stderr
+    said = [line for line in finished.stderr.splitlines() if not line.startswith("gpushim selftest: synth")]
+    assert len(said) == 1 and said[0].startswith("gpushim selftest: cannot run: no temporary file"), said
+
+
+def test_a_target_the_loader_cannot_link_here_cannot_run_its_probes(site):
+    """The loader's own words, carried in the library's ImportError, say what this machine lacks."""
+    finished = command("gpushim", "selftest", "--json", env=environment(PYTHONPATH=str(site), SYNTH_UNLOADABLE="1"))
+    assert finished.returncode == 0, finished.stderr
+    (result,) = json.loads(finished.stdout)
+    assert (result["verdict"], result["without"]) == (
+        "cannot-run",
+        "the loader finds no libsynthdriver.so.1 here, which synthfour needs",
+    )
 
 
 def test_the_probes_interpreters_run_no_code_from_the_working_directory(site, tmp_path, results):

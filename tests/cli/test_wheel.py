@@ -1,13 +1,17 @@
-"""What a user installs: the wheel's license, typing marker and metadata, and gpushim under pytest.
+"""What a user installs: the wheel's license, typing marker and metadata, and gpushim under pytest; the sdist.
 
-The wheel is built from this tree with ``uv build`` and installed, with
-pytest, into a virtual environment of its own: an editable install hides
-what pytest does to an installed plugin's package (it marks the package for
-assertion rewriting; ``gpushim-run`` has imported it before pytest starts).
+The sdist and the wheel are built from this tree with ``uv build`` (the
+wheel from the sdist, as the release workflow builds them), checked with
+``twine check``, and installed, the wheel with pytest, into virtual
+environments of their own: an editable install hides what pytest does to an
+installed plugin's package (it marks the package for assertion rewriting;
+``gpushim-run`` has imported it before pytest starts).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -31,21 +35,53 @@ def uv(*arguments: str, cwd: Path | None = None) -> None:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    uv("build", "--wheel", "--out-dir", str(out), str(ROOT))
-    (built,) = out.glob("gpushim-*.whl")
-    return built
+def built(tmp_path_factory) -> Path:
+    """The folder with the sdist and the wheel built from it."""
+    out = tmp_path_factory.mktemp("dist")
+    uv("build", "--out-dir", str(out), str(ROOT))
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(built) -> Path:
+    (found,) = built.glob("gpushim-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sdist(built) -> Path:
+    (found,) = built.glob("gpushim-*.tar.gz")
+    return found
+
+
+def venv_with(folder: Path, *requirements: str) -> Path:
+    """The ``bin`` directory of a virtual environment at ``folder`` with ``requirements`` installed."""
+    uv("venv", "--quiet", "--python", sys.executable, str(folder))
+    uv("pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *requirements)
+    return folder / "bin"
 
 
 @pytest.fixture(scope="module")
 def installed_wheel(wheel, tmp_path_factory) -> Path:
     """The ``bin`` directory of a virtual environment with the wheel and pytest installed."""
-    venv = tmp_path_factory.mktemp("venv")
-    uv("venv", "--quiet", "--python", sys.executable, str(venv))
-    python = str(venv / "bin" / "python")
-    uv("pip", "install", "--quiet", "--python", python, str(wheel), f"pytest=={pytest.__version__}")
-    return venv / "bin"
+    return venv_with(tmp_path_factory.mktemp("venv"), str(wheel), f"pytest=={pytest.__version__}")
+
+
+def test_twine_check_passes_the_sdist_and_the_wheel(sdist, wheel):
+    """What PyPI will accept: the metadata, and the README rendered as the project page."""
+    finished = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)], capture_output=True, text=True
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def test_the_sdist_installs_with_every_patch(sdist, tmp_path):
+    bin = venv_with(tmp_path / "venv", str(sdist))
+    finished = subprocess.run(
+        [str(bin / "gpushim"), "patches", "--json"], env=environment(), capture_output=True, text=True, timeout=120
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert [patch["id"] for patch in json.loads(finished.stdout)] == gpushim.registry().ids
 
 
 def test_the_wheel_carries_the_license_and_the_typing_marker(wheel):
@@ -63,6 +99,12 @@ def test_the_metadata_says_where_the_project_is_and_what_it_is_for(wheel):
     assert set(urls) >= {"Homepage", "Source", "Issues", "Changelog"}
     classifiers = {value for name, value in fields if name == "Classifier"}
     assert {"Typing :: Typed", "Framework :: Pytest", "Environment :: GPU :: NVIDIA CUDA :: 12"} <= classifiers
+
+
+def test_the_readme_installs_this_release_and_the_changelog_dates_it():
+    assert f"python -m pip install gpushim=={gpushim.__version__}\n" in (ROOT / "README.md").read_text()
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert re.search(rf"^## {re.escape(gpushim.__version__)} \(\d{{4}}-\d\d-\d\d\)$", changelog, re.MULTILINE)
 
 
 def test_the_license_is_the_apache_license_2_0():

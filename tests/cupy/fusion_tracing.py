@@ -18,7 +18,7 @@ from pathlib import Path
 
 import cupy
 
-from gpushim.patches.cupy import untouched_memory
+from gpushim.patches.cupy._memory import untouched_memory
 from tests import gpu
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,10 +15,9 @@ second one's kernel body.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.support import run_python
+from tests.support import answer_in_fresh_python
 
 FIXED_SCALAR_OPERATION = """\
 // 3 operations
@@ -73,10 +72,7 @@ def run_on_device(code: str, cache: Path, gpushim: bool) -> tuple[dict, list[str
     """
     cache.mkdir(parents=True, exist_ok=True)
     prelude = "import gpushim.auto\n" if gpushim else ""
-    script = f"import json\n{prelude}{code}\nprint('@@' + json.dumps(result))"
     env = {"CUPY_CACHE_DIR": str(cache), "CUPY_CACHE_SAVE_CUDA_SOURCE": "1", "CUPY_CACHE_IN_MEMORY": "0"}
-    done = run_python(script, env=env)
-    assert done.returncode == 0, f"the interpreter ended with {done.returncode}: {done.stderr[-3000:]}"
-    line = next(line for line in done.stdout.splitlines() if line.startswith("@@"))
+    result = answer_in_fresh_python(f"{prelude}{code}", "result", env)
     sources = [path.read_text() for path in sorted(cache.rglob("*.cu"))]
-    return json.loads(line[2:]), sources
+    return result, sources

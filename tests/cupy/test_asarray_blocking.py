@@ -12,9 +12,10 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-from gpushim.patches.cupy.asarray_blocking import patch  # noqa: E402
-from tests.cupy import host_copies  # noqa: E402
-from tests.support import applied, gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.asarray_blocking import patch
+from tests.cupy import host_copies
+from tests.gpu import pretend_a_device
+from tests.support import applied, gate, record_faithful
 
 GATE = gate(patch)
 
@@ -78,3 +79,16 @@ def test_faithful_conversions_of_the_corpus(gpushim_patched):
     assert len(outcomes) == 378
     assert not [case for case, outcome in outcomes.items() if outcome["outcome"] == UNBOUND]
     record_faithful(patch, outcomes)
+
+
+@pytest.mark.parametrize("on_a_device", [False, True], ids=["no device", "a device"])
+def test_the_probe_finds_no_bug_where_the_release_has_no_blocking_keyword(monkeypatch, on_a_device):
+    """12.x's ``asarray(a, dtype=None, order=None)`` raises TypeError for ``blocking``: a bug it cannot have."""
+    if on_a_device:
+        pretend_a_device(monkeypatch)
+
+    def asarray(a, dtype=None, order=None):
+        raise AssertionError("the probe calls a release that has no blocking keyword")
+
+    monkeypatch.setattr(cupy, "asarray", asarray)
+    assert patch.probe() is None

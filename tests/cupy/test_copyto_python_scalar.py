@@ -11,13 +11,13 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-from gpushim import device  # noqa: E402
-from gpushim.patches.cupy import copyto_python_scalar  # noqa: E402
-from gpushim.patches.cupy.copyto_python_scalar import patch  # noqa: E402
-from tests.cupy import copyto_corpus  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim import device
+from gpushim.patches.cupy import copyto_python_scalar
+from gpushim.patches.cupy.copyto_python_scalar import patch
+from tests.cupy import copyto_corpus
+from tests.support import gate, record_faithful
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)

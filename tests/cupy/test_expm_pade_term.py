@@ -29,13 +29,13 @@ try:
 except (ImportError, ProbeCannotRun) as error:
     pytest.skip(f"cupyx.scipy.linalg cannot be imported: {error}", allow_module_level=True)
 
-import cupy  # noqa: E402
-import numpy  # noqa: E402
-import wrapt  # noqa: E402
+import cupy
+import numpy
+import wrapt
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 
-from tests.cupy import fusion_tracing  # noqa: E402
+from tests.cupy import fusion_tracing
 
 
 def reference_numpy():

@@ -8,7 +8,6 @@ recorded by running them; ``test_fixed_release_...`` keeps checking that in thei
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -21,14 +20,14 @@ from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch
 from gpushim.states import APPLIED
 from tests import gpu
 from tests.gpu import pretend_a_device
-from tests.support import applied, gate, record_faithful, run_python
+from tests.support import answer_in_fresh_python, applied, gate, record_faithful
 
 GATE = gate(patch)
 RELEASE = GATE.release
 
-import cupy  # noqa: E402
+import cupy
 
-from tests.cupy import dlpack_capsules as dc  # noqa: E402
+from tests.cupy import dlpack_capsules as dc
 
 AFFECTED = GATE.affected
 REFERENCE = GATE.reference
@@ -88,8 +87,6 @@ def outcomes_in_fresh_python(before_cupy: str = "", after_cupy: str = "") -> tup
     cases = {name: capsule for name, (capsule, _) in REJECTED.items()}
     code = "\n".join(
         [
-            "import json, sys",
-            f"sys.path.insert(0, {str(ROOT)!r})",
             before_cupy,
             "import cupy",
             after_cupy,
@@ -98,25 +95,15 @@ def outcomes_in_fresh_python(before_cupy: str = "", after_cupy: str = "") -> tup
             "outcomes = {f'{way} {name}': dc.convert(cupy, way, **capsule)",
             "            for name, capsule in cases.items() for way in dc.WAYS}",
             "import gpushim",
-            f"state = next(r['state'] for r in gpushim.status() if r['id'] == {patch.id!r})",
-            "print('@@' + json.dumps({'outcomes': outcomes, 'state': state}))",
         ]
     )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    report = json.loads(next(line[2:] for line in finished.stdout.splitlines() if line.startswith("@@")))
-    return report["outcomes"], report["state"]
+    outcomes, state = answer_in_fresh_python(code, f"[outcomes, gpushim.record({patch.id!r})['state']]")
+    return outcomes, state
 
 
-def probe_in_fresh_python(env: dict[str, str] | None = None) -> str:
-    finished = run_python(
-        "import gpushim.auto\n"
-        "from gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch\n"
-        "print('@@', patch.probe())",
-        env=env,
-    )
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    return next(line[3:] for line in finished.stdout.splitlines() if line.startswith("@@"))
+def probe_in_fresh_python(env: dict[str, str] | None = None) -> str | None:
+    code = "import gpushim.auto\nfrom gpushim.patches.cupy.from_dlpack_unsupported_dtype import patch"
+    return answer_in_fresh_python(code, "patch.probe()", env)
 
 
 def bindings() -> dict[str, object]:
@@ -166,7 +153,7 @@ def test_effective_every_rejected_tensor_raises_as_13_4_and_is_freed_once(order)
 
 @GATE.affected_only
 def test_probe_finds_no_double_free_with_gpushim():
-    assert probe_in_fresh_python() == "None"
+    assert probe_in_fresh_python() is None
 
 
 @GATE.affected_only
@@ -415,7 +402,7 @@ def test_a_dlpack_device_property_that_raises_gives_cupys_own_outcome():
 
 
 RACE = """
-import importlib.util, json, sys, threading
+import importlib.util, sys, threading
 
 class HeldImport:
     '''Holds the execution of ``cupy`` until released, as a slow import on another thread would.'''
@@ -452,14 +439,13 @@ held.release.set()
 importer.join(300)
 patcher.join(300)
 patched = hasattr(sys.modules["cupy"].from_dlpack, "__wrapped__")  # read before any other import
-print("@@" + json.dumps({"waited": waited, "patched": patched, "state": gpushim.record({id!r})["state"]}))
 """
 
 
 @GATE.affected_only
 def test_patch_while_another_thread_imports_cupy_applies_when_both_return():
     """The import is held on an event while ``gpushim.patch()`` runs in another thread; then both are let go."""
-    finished = run_python(RACE.replace("{id!r}", repr(patch.id)))
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    report = json.loads(next(line[2:] for line in finished.stdout.splitlines() if line.startswith("@@")))
+    report = answer_in_fresh_python(
+        RACE, f"{{'waited': waited, 'patched': patched, 'state': gpushim.record({patch.id!r})['state']}}"
+    )
     assert report == {"waited": True, "patched": True, "state": APPLIED}

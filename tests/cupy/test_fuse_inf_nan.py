@@ -13,12 +13,12 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-from gpushim.patches.cupy.fuse_inf_nan import patch  # noqa: E402
-from tests.cupy import fusion_corpus, fusion_tracing, nvrtc  # noqa: E402
-from tests.cupy.fusion_tracing import writes_bare_inf_or_nan  # noqa: E402
-from tests.support import applied, gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.fuse_inf_nan import patch
+from tests.cupy import fusion_corpus, fusion_tracing, nvrtc
+from tests.cupy.fusion_tracing import writes_bare_inf_or_nan
+from tests.support import applied, gate, record_faithful
 
 GATE = gate(patch)
 AFFECTED = GATE.affected

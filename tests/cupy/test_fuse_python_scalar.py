@@ -11,13 +11,13 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-from gpushim.patches.cupy import fuse_python_scalar  # noqa: E402
-from gpushim.patches.cupy.fuse_python_scalar import patch  # noqa: E402
-from tests.cupy import fusion_corpus, fusion_tracing  # noqa: E402
-from tests.cupy.fusion_tracing import raises_numpy2_can_cast  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy import fuse_python_scalar
+from gpushim.patches.cupy.fuse_python_scalar import patch
+from tests.cupy import fusion_corpus, fusion_tracing
+from tests.cupy.fusion_tracing import raises_numpy2_can_cast
+from tests.support import gate, record_faithful
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)

@@ -19,8 +19,7 @@ must reject it on affected releases (in whatever words: NVRTC 12.6 finds the
 C function ``nan`` in its headers and reports a type mismatch), with gpushim
 it must compile 13.4.1's kernel and give NumPy's result.  Without a device they
 are skipped with "no CUDA device" (tests/gpu.py), and none of them has run
-yet.  The last test runs on the CPU: it takes the probe's device branch by
-pretending a driver.
+yet.  The probe's device branch is tested on the CPU, in test_fuse_probes.py.
 """
 
 from __future__ import annotations
@@ -29,11 +28,10 @@ import pytest
 
 from gpushim.patches.cupy.fuse_inf_nan import patch
 from tests.cupy.gpu_kernels import FIXED_WHERE_INF_BODY, run_on_device
-from tests.gpu import on_gpu, pretend_a_device
+from tests.gpu import on_gpu
 from tests.support import gate
 
 GATE = gate(patch)
-AFFECTED = GATE.affected
 
 
 def reproducer(constant: str) -> str:
@@ -87,20 +85,3 @@ def test_reproducer_gives_numpy_result_and_compiles_the_fixed_kernel(tmp_path, c
     assert "CompileException" not in result, result["CompileException"]
     assert result == {"dtype": "float64", "expected dtype": "float64", "shape": [357899, 2], "equal": True}
     assert any(FIXED_WHERE_INF_BODY in source for source in sources), "13.4.1's kernel was not compiled"
-
-
-def test_probe_keeps_cupys_allocator_where_a_device_is_present(monkeypatch):
-    """On the CPU, with a pretended driver: the probe leaves CuPy's allocator alone (the device's memory).
-
-    The allocator that hands out untouched memory stands in, for this test,
-    for the memory pool CuPy would use on a device.
-    """
-    import cupy
-
-    from tests.cupy.fusion_tracing import untouched_allocator
-
-    pretend_a_device(monkeypatch)
-    with untouched_allocator() as device_pool:
-        verdict = patch.probe()
-        assert cupy.cuda.get_allocator() is device_pool
-    assert (verdict is not None) == AFFECTED

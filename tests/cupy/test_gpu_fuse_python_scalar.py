@@ -19,8 +19,8 @@ and NumPy 2's ``TypeError: can_cast() does not support Python ints, floats,
 and complex ...``.  The tests marked ``gpu`` run it as written, with gpushim:
 it must compile, give NumPy's result, and compile 13.4.1's kernel.  Without a
 device they are skipped with "no CUDA device" (tests/gpu.py), and none of them
-has run yet.  The last test runs on the CPU: it takes the probe's device
-branch by pretending a driver.
+has run yet.  The probe's device branch is tested on the CPU, in
+test_fuse_probes.py.
 """
 
 from __future__ import annotations
@@ -29,11 +29,10 @@ import numpy
 
 from gpushim.patches.cupy.fuse_python_scalar import patch
 from tests.cupy.gpu_kernels import FIXED_SCALAR_OPERATION, run_on_device
-from tests.gpu import on_gpu, pretend_a_device
+from tests.gpu import on_gpu
 from tests.support import gate
 
 GATE = gate(patch)
-NEEDS_FIX = GATE.affected  # the release and NumPy 2 (only_with)
 
 REPRODUCER = """
 import cupy as cp
@@ -60,20 +59,3 @@ def test_reproducer_gives_numpy_result_and_compiles_the_fixed_kernel(tmp_path):
     assert (result["dtype"], result["shape"]) == (str(expected.dtype), [10, 10])
     numpy.testing.assert_allclose(numpy.asarray(result["values"], f4), expected, rtol=1e-6)
     assert any(FIXED_SCALAR_OPERATION in source for source in sources), "13.4.1's kernel was not compiled"
-
-
-def test_probe_keeps_cupys_allocator_where_a_device_is_present(monkeypatch):
-    """On the CPU, with a pretended driver: the probe leaves CuPy's allocator alone (the device's memory).
-
-    The allocator that hands out untouched memory stands in, for this test,
-    for the memory pool CuPy would use on a device.
-    """
-    import cupy
-
-    from tests.cupy.fusion_tracing import untouched_allocator
-
-    pretend_a_device(monkeypatch)
-    with untouched_allocator() as device_pool:
-        verdict = patch.probe()
-        assert cupy.cuda.get_allocator() is device_pool
-    assert (verdict is not None) == NEEDS_FIX

@@ -27,13 +27,11 @@ The probe has no device branch: its cuRAND is a recorder everywhere.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from gpushim.patches.cupy.random_seed_numpy2 import patch
 from tests.gpu import on_gpu
-from tests.support import gate, run_python
+from tests.support import answer_in_fresh_python, gate
 
 GATE = gate(patch)
 NUMPY2_REFUSAL = "TypeError: Cannot cast scalar from dtype('int64') to dtype('uint64') according to the rule 'safe'"
@@ -48,10 +46,7 @@ def in_fresh_python(code: str, gpushim: bool, env: dict[str, str] | None = None)
     ``gpushim``: whether ``import gpushim.auto`` comes first.
     """
     prelude = "import gpushim.auto\n" if gpushim else ""
-    script = f"import json\n{prelude}import cupy as cp\n{code}\nprint('@@' + json.dumps(result))"
-    done = run_python(script, env=env)
-    assert done.returncode == 0, f"the interpreter ended with {done.returncode}: {done.stderr[-3000:]}"
-    return json.loads(next(line[2:] for line in done.stdout.splitlines() if line.startswith("@@")))
+    return answer_in_fresh_python(f"{prelude}import cupy as cp\n{code}", "result", env)
 
 
 @on_gpu

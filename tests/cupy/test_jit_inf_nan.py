@@ -12,9 +12,9 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-from gpushim.patches.cupy.jit_inf_nan import _BARE, patch  # noqa: E402
-from tests.cupy import jit_constants, nvrtc  # noqa: E402
-from tests.support import applied, gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.jit_inf_nan import _BARE, patch
+from tests.cupy import jit_constants, nvrtc
+from tests.support import applied, gate, record_faithful
 
 GATE = gate(patch)
 # Upstream tests' kernels for NVRTC, as (dtype, constant): inf and nan, real and complex.

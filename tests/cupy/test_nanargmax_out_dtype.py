@@ -12,9 +12,9 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-from gpushim.patches.cupy.nanargmax_out_dtype import patch  # noqa: E402
-from tests.cupy import nanarg_corpus  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.nanargmax_out_dtype import patch
+from tests.cupy import nanarg_corpus
+from tests.support import gate, record_faithful
 
 GATE = gate(patch)
 

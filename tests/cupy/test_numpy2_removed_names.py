@@ -13,11 +13,18 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-import gpushim  # noqa: E402
-from gpushim.patches.cupy.numpy2_removed_names import _CALL_TIME_READERS, _GONE, patch  # noqa: E402
-from tests.support import gate, record_corpus, run_python  # noqa: E402
+import gpushim
+from gpushim.patches.cupy.numpy2_removed_names import (
+    _CALL_TIME_READERS,
+    _COMPILED_READS,
+    _GONE,
+    _READ_COMPILED,
+    patch,
+)
+from gpushim.releases import is_affected
+from tests.support import gate, record_corpus, run_python
 
 GATE = gate(patch)
 
@@ -133,6 +140,35 @@ def test_numpy_holds_none_of_the_lent_names_once_cupy_imported():
     assert (lent, hasattr(numpy.lib, "index_tricks")) == ([], False)
     with pytest.raises(AttributeError, match="was removed in the NumPy 2.0 release"):
         numpy.float_  # noqa: B018
+
+
+WATCHED_WHILE_CUPY_IMPORTS = """
+import threading, numpy, numpy.lib, gpushim.auto
+seen, done = set(), threading.Event()
+
+def watch():
+    while not done.is_set():
+        seen.update(name for name in ("float_", "complex_", "AxisError", "find_common_type") if hasattr(numpy, name))
+        seen.update(["lib.index_tricks"] if hasattr(numpy.lib, "index_tricks") else [])
+
+watching = threading.Thread(target=watch)
+watching.start()
+import cupy
+done.set()
+watching.join()
+print(sorted(seen), cupy._numpy is numpy)
+"""
+
+
+@GATE.affected_only
+def test_no_other_thread_sees_the_lent_names_while_cupy_imports():
+    """What is lent is for CuPy's own modules: ``hasattr(numpy, "float_")``, the usual NumPy 1 test, stays False.
+
+    Only 13.0.0's compiled ``cupy._core._scalar`` needs two names on ``numpy`` itself while it initialises.
+    """
+    finished = run_python(WATCHED_WHILE_CUPY_IMPORTS)
+    shared = sorted(_READ_COMPILED) if is_affected(GATE.release[1], _COMPILED_READS) else []
+    assert finished.stdout.splitlines() == [f"{shared} True"], finished.stderr[-3000:]
 
 
 @GATE.affected_only

@@ -18,10 +18,10 @@ import pytest
 
 cupy = pytest.importorskip("cupy")
 
-import numpy  # noqa: E402
+import numpy
 
-from gpushim.patches.cupy.random_seed_numpy2 import RecordingCurand, installed_curand, patch  # noqa: E402
-from tests.support import gate, record_faithful  # noqa: E402
+from gpushim.patches.cupy.random_seed_numpy2 import RecordingCurand, installed_curand, patch
+from tests.support import gate, record_faithful
 
 NUMPY2 = int(numpy.__version__.split(".")[0]) >= 2
 GATE = gate(patch)
@@ -265,3 +265,22 @@ def test_curand_stand_in_is_removed_after_use():
 
         assert imported is curand
     assert sys.modules.get("cupy_backends.cuda.libs.curand") is before
+
+
+def test_curand_stand_in_takes_the_place_cupy_12_binds_at_import_and_leaves_it(monkeypatch):
+    """12.x's ``_generator`` binds ``from cupy.cuda import curand`` once; its ``seed`` reads that name."""
+    from cupy.random import _generator
+
+    bound = types.ModuleType("curand")
+    monkeypatch.setattr(_generator, "curand", bound, raising=False)
+    with installed_curand(RecordingCurand()) as curand:
+        assert _generator.curand is curand
+    assert _generator.curand is bound
+
+
+def test_curand_stand_in_adds_no_name_where_the_release_binds_none():
+    from cupy.random import _generator
+
+    with installed_curand(RecordingCurand()):
+        pass
+    assert "curand" not in vars(_generator)

@@ -19,11 +19,11 @@ import pytest
 
 pytest.importorskip("nvidia.dali")
 
-import nvidia.dali  # noqa: E402,F401
-from nvidia.dali import backend_impl  # noqa: E402
+import nvidia.dali  # noqa: F401
+from nvidia.dali import backend_impl
 
-from gpushim.patches.dali.cai_stream_none import patch  # noqa: E402
-from tests.dali.cai_corpus import (  # noqa: E402
+from gpushim.patches.dali.cai_stream_none import patch
+from tests.dali.cai_corpus import (
     DEVICE,
     INTERFACES,
     Producer,
@@ -33,8 +33,8 @@ from tests.dali.cai_corpus import (  # noqa: E402
     outcome,
     routes,
 )
-from tests.gpu import PRESENT  # noqa: E402
-from tests.support import applied, gate, record_faithful, run_python  # noqa: E402
+from tests.gpu import PRESENT
+from tests.support import applied, gate, record_faithful, run_python
 
 GATE = gate(patch)
 AFFECTED = GATE.affected

@@ -13,7 +13,9 @@ user code, and its ``LooseVersion`` must compare as distutils' does.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,6 +58,58 @@ def test_user_code_cannot_import_distutils_after_dali_imported_with_gpushim():
     ]
 
 
+# What the RECORD of nvidia-dali-cuda120 1.30.0's wheel says of the two files that decide here.
+RECORD_1_30_0 = {
+    "nvidia/dali/__init__.py": "nvidia/dali/__init__.py,sha256=Vytf0xfK5BpFcu_obGqz3AXpDJlNTz_2kK2vxpKeYbg,1131",
+    "nvidia/dali/_autograph/pyct/gast_util.py": (
+        "nvidia/dali/_autograph/pyct/gast_util.py,sha256=ixaVM4DqUinXmk3wn-xVHCo8yYx8dLTAAiRrkwIsLHg,3011"
+    ),
+}
+
+
+def upgraded_from_1_30_0(target: Path) -> None:
+    """This release in ``target`` as ``pip install --target --upgrade`` leaves it over 1.30.0: its folder stays.
+
+    What this release installed is linked, not copied; 1.30.0's folder is
+    this release's with its Version and 1.30.0's RECORD lines for the files above.
+    """
+    site = Path(importlib.util.find_spec("nvidia.dali").origin).parents[2]
+    (installed,) = site.glob(f"{GATE.release[0].replace('-', '_')}-{GATE.release[1]}.dist-info")
+    lines = (installed / "RECORD").read_text().splitlines()
+    for top in {line.partition("/")[0] for line in lines} - {installed.name, ".."}:
+        if (site / top).exists():
+            (target / top).symlink_to(site / top)
+    shutil.copytree(installed, target / installed.name)
+    leftover = target / installed.name.replace(GATE.release[1], "1.30.0")
+    shutil.copytree(installed, leftover)
+    metadata = (leftover / "METADATA").read_text()
+    (leftover / "METADATA").write_text(metadata.replace(f"\nVersion: {GATE.release[1]}\n", "\nVersion: 1.30.0\n", 1))
+    (leftover / "RECORD").write_text(
+        "\n".join(RECORD_1_30_0.get(line.partition(",")[0], line) for line in lines) + "\n"
+    )
+
+
+@GATE.affected_only
+def test_the_release_beside_a_folder_an_upgrade_left_behind_is_patched(tmp_path):
+    """1.30.0's folder sorts first; the files are 1.35.0's, whose RECORD has them, before and after the import."""
+    upgraded_from_1_30_0(tmp_path)
+    code = "\n".join(
+        [
+            "import gpushim.auto, gpushim",
+            f"print(gpushim.record({patch.id!r}).installed_version)",
+            "import nvidia.dali",
+            f"record = gpushim.record({patch.id!r})",
+            "print(nvidia.dali.__file__, record.state, record.installed_version)",
+        ]
+    )
+    finished = run_python(code, env={"PYTHONPATH": str(tmp_path)})
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert finished.stdout.splitlines()[-2:] == [
+        GATE.release[1],
+        f"{tmp_path / 'nvidia' / 'dali' / '__init__.py'} applied {GATE.release[1]}",
+    ]
+
+
 VERSIONS = ["0.4", "0.4.0", "0.5", "0.5.3", "0.7.0", "0.2", "1.0rc1", "1.0.post1", "10.1", "2.0.0.dev0", "0.10", "0.9"]
 
 
@@ -80,3 +134,16 @@ def test_loose_version_compares_as_distutils_does(version, other):
     assert comparisons(LooseVersion) == comparisons(Theirs)
     ours, theirs = LooseVersion(version), Theirs(version)
     assert (str(ours), ours.version) == (str(theirs), theirs.version)
+
+
+def test_status_imports_nothing_to_tell_whether_distutils_can_be_found():
+    """setuptools' distutils finder answers by importing ``setuptools._distutils``, about 270 modules."""
+    code = (
+        "import sys, gpushim\n"
+        "before = set(sys.modules)\n"
+        f"state = gpushim.record({patch.id!r}).state\n"
+        "new = {name.partition('.')[0] for name in set(sys.modules) - before}\n"
+        "print(state, sorted(new & {'setuptools', 'distutils'}))"
+    )
+    finished = run_python(code)
+    assert finished.stdout.split(maxsplit=1) == [GATE.state, "[]\n"], finished.stderr[-3000:]

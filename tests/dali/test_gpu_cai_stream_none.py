@@ -34,10 +34,10 @@ import pytest
 
 pytest.importorskip("nvidia.dali")
 
-from gpushim.patches.dali.cai_stream_none import patch  # noqa: E402
-from tests.dali.gpu_producers import StreamNone  # noqa: E402
-from tests.gpu import on_gpu, pretend_a_device  # noqa: E402
-from tests.support import gate, run_python  # noqa: E402
+from gpushim.patches.dali.cai_stream_none import patch
+from tests.dali.gpu_producers import StreamNone
+from tests.gpu import on_gpu, pretend_a_device
+from tests.support import answer_in_fresh_python, gate
 
 GATE = gate(patch)
 AFFECTED = GATE.affected
@@ -78,16 +78,14 @@ def constructor_routes():
 def test_needed_stream_none_fails_without_gpushim():
     """On a device the failure is the SystemError of the issue, with the pending TypeError as its context."""
     code = (
-        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nfrom tests.dali.gpu_producers import StreamNone\n"
+        "from tests.dali.gpu_producers import StreamNone\n"
         "import cupy\nfrom nvidia.dali.tensors import TensorGPU\n"
         "try:\n    TensorGPU(StreamNone(cupy.ones((4, 4), 'float32')))\n"
         "except Exception as error:\n"
-        "    print('@@', type(error).__name__, '|', type(error.__context__).__name__, error.__context__)\n"
+        "    raised = f'{type(error).__name__} | {type(error.__context__).__name__} {error.__context__}'\n"
     )
-    done = run_python(code)
-    assert done.returncode == 0, done.stderr[-2000:]
-    line = next(line for line in done.stdout.splitlines() if line.startswith("@@"))
-    assert line.endswith("| TypeError an integer is required"), line
+    raised = answer_in_fresh_python(code, "raised")
+    assert raised.endswith("| TypeError an integer is required"), raised
 
 
 @on_gpu
@@ -150,11 +148,8 @@ def test_the_issue_reproducer_with_pycuda():
         "test_input = np.random.randn(4, 4).astype(np.float32)\ng = gpuarray.to_gpu(test_input)\n"
         "assert g.__cuda_array_interface__['stream'] is None\n"
         "t = backend.TensorGPU(g)\n"
-        "print('@@', np.array_equal(np.array(t.as_cpu()), test_input))\n"
     )
-    done = run_python(code)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "@@ True" in done.stdout
+    assert answer_in_fresh_python(code, "bool(np.array_equal(np.array(t.as_cpu()), test_input))") is True
 
 
 def test_probe_uses_device_memory_where_a_device_is_present(monkeypatch):

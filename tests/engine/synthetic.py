@@ -6,6 +6,8 @@ proven on real releases under tests/<library>/.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib
 import itertools
 import sys
@@ -34,6 +36,20 @@ def write_distribution(root, distribution, version):
     dist_info = root / f"{distribution.replace('-', '_')}-{version}.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+
+
+def write_record(dist_info, installed):
+    """``dist_info``'s RECORD as an installer writes it: each path (relative to the folder above) with its content.
+
+    ``installed`` maps each path to the bytes the release installed there:
+    what lies there now, or for a folder an upgrade left behind, what an
+    older release put there.
+    """
+    lines = [f"{dist_info.name}/RECORD,,"]
+    for path, content in installed.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+        lines.append(f"{path},sha256={digest},{len(content)}")
+    (dist_info / "RECORD").write_text("\n".join(lines) + "\n")
 
 
 class Target:

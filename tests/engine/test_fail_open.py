@@ -9,6 +9,7 @@ import importlib
 import pickle
 import sys
 import threading
+import traceback
 import types
 import warnings
 
@@ -204,3 +205,68 @@ def test_broken_metadata_files_of_other_distributions_do_not_matter(syspath, tar
     registry = registry_for(make_patch(target))
     registry.patch()
     assert target.import_().compute(1) == 3
+
+
+class RefusesCompute(types.ModuleType):
+    """A module that no longer lets ``compute`` be bound: unpatch() cannot put it back."""
+
+    def __setattr__(self, name, value):
+        if name == "compute":
+            raise AttributeError("compute is frozen")
+        super().__setattr__(name, value)
+
+
+def _stuck_and_other(syspath, target):
+    def wrap_compute_and_size(module, journal):
+        journal.wrap(module, "compute", synthetic.add_one_more)
+        journal.wrap(module.Widget, "size", synthetic.add_one_more)
+
+    other = synthetic.Target(syspath, distribution="synthother")
+    registry = registry_for(make_patch(target, apply=wrap_compute_and_size), make_patch(other, id="synth.other"))
+    registry.patch()
+    module = target.import_()
+    module.__class__ = RefusesCompute
+    return registry, module, other.import_()
+
+
+def test_unpatch_undoes_all_it_can_then_reports_what_it_could_not(syspath, target):
+    """A binding that cannot be put back stops neither the rest of its patch nor the patches after it."""
+    registry, module, other = _stuck_and_other(syspath, target)
+    with pytest.warns(GpushimWarning, match=r"could not undo synth\.compute .*compute is frozen"):
+        registry.unpatch()
+    assert (module.Widget().size(), other.compute(1)) == (1, 2)
+    assert (state_of(registry)["state"], state_of(registry, "synth.other")["state"]) == ("failed", "inactive")
+    assert "compute is frozen" in state_of(registry)["reason"]
+
+
+def test_strict_mode_raises_for_what_unpatch_could_not_undo_once_it_undid_the_rest(syspath, target, monkeypatch):
+    registry, module, other = _stuck_and_other(syspath, target)
+    monkeypatch.setenv("GPUSHIM_STRICT", "1")
+    with pytest.raises(PatchError, match=r"synth\.compute"):
+        registry.unpatch()
+    assert (module.Widget().size(), other.compute(1)) == (1, 2)
+
+
+def _frames_of_failing_import(name):
+    try:
+        __import__(name)
+    except ZeroDivisionError as error:
+        return [(frame.filename, frame.name) for frame in traceback.extract_tb(error.__traceback__)]
+    raise AssertionError(f"{name} imported")
+
+
+@pytest.mark.parametrize("act_before", [False, True], ids=["after", "before and after"])
+def test_a_failing_import_has_the_traceback_it_has_without_gpushim(target, act_before):
+    """The interpreter removes importlib's frames from it; gpushim's loader in between must go with them."""
+    init = target.import_().__file__
+    del sys.modules[target.name]
+    with open(init, "a") as source:
+        source.write("1 / 0\n")
+    importlib.invalidate_caches()
+    without = _frames_of_failing_import(target.name)
+    patch = make_patch(target)
+    if act_before:
+        patch.patch.before = target.name
+        patch.patch.preparer(lambda module, journal: None)
+    registry_for(patch).patch()
+    assert _frames_of_failing_import(target.name) == without

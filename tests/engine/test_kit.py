@@ -1,13 +1,24 @@
-"""The patch author's kit: expect() and Parameters check a target's shape, Parameters binds calls, wrap_property."""
+"""The patch author's kit: expect() and Parameters check a target's shape, as do expect_same(), expect_reads() and
+expect_lines(); Parameters binds calls, wrap_property."""
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import types
 
 import pytest
 
-from gpushim import Journal, Parameters, PatchedProperty, TargetMismatch, expect
+from gpushim import (
+    Journal,
+    Parameters,
+    PatchedProperty,
+    TargetMismatch,
+    expect,
+    expect_lines,
+    expect_reads,
+    expect_same,
+)
 
 module = types.ModuleType("target.core")
 
@@ -68,6 +79,69 @@ def test_expect_raises_a_target_mismatch_naming_what_was_expected(path, kind, ow
 
 def test_expect_own_reads_the_class_namespace_without_running_descriptors():
     assert isinstance(expect(Scalar, "step", staticmethod, own=True), staticmethod)
+
+
+def test_expect_same_accepts_the_very_object():
+    expect_same(module.Scalar, Scalar, "target.core.Scalar", "the Scalar class")
+
+
+def test_expect_same_refuses_an_equal_object_naming_both():
+    with pytest.raises(TargetMismatch) as raised:
+        expect_same([], [], "target.core.registry[int]", "target.core.handler")
+    assert str(raised.value) == "target.core.registry[int] is not target.core.handler"
+
+
+def test_expect_reads_accepts_a_function_that_reads_every_name():
+    expect_reads(Scalar.__init__, "value")
+
+
+def test_expect_reads_names_the_function_and_the_names_it_does_not_read():
+    with pytest.raises(TargetMismatch) as raised:
+        expect_reads(Scalar.__init__, "value", "scale", "unit")
+    assert str(raised.value) == f"{Scalar.__init__.__module__}.Scalar.__init__ does not read scale, unit"
+
+
+def test_expect_reads_refuses_a_callable_without_code():
+    with pytest.raises(TargetMismatch) as raised:
+        expect_reads(len, "anything")
+    assert str(raised.value) == "builtins.len has no code to read"
+
+
+@pytest.fixture
+def about_to_execute(tmp_path):
+    """A module created from its file but not executed, as a patch acting before it meets it."""
+    path = tmp_path / "gast_util.py"
+    path.write_text("import sys\n\nif True:\n    VERSION = 1\n")
+    spec = importlib.util.spec_from_file_location("target.gast_util", path)
+    return importlib.util.module_from_spec(spec)
+
+
+def test_expect_lines_reads_a_module_about_to_execute_comparing_lines_stripped(about_to_execute):
+    expect_lines(about_to_execute, "import sys", "VERSION = 1")
+    assert not hasattr(about_to_execute, "sys")
+
+
+def test_expect_lines_names_the_module_and_the_first_line_it_lacks(about_to_execute):
+    with pytest.raises(TargetMismatch) as raised:
+        expect_lines(about_to_execute, "import sys", "VERSION = 2", "import os")
+    assert str(raised.value) == "target.gast_util has no line 'VERSION = 2'"
+
+
+def test_expect_lines_refuses_a_part_of_a_line(about_to_execute):
+    with pytest.raises(TargetMismatch):
+        expect_lines(about_to_execute, "VERSION")
+
+
+def test_expect_lines_reads_a_functions_source():
+    expect_lines(Scalar.method, "return a, b")
+
+
+def test_expect_lines_of_a_target_without_source_is_a_target_mismatch():
+    namespace: dict = {}
+    exec("def generated():\n    return 1\n", namespace)
+    with pytest.raises(TargetMismatch) as raised:
+        expect_lines(namespace["generated"], "return 1")
+    assert str(raised.value).startswith("the source of generated cannot be read: ")
 
 
 def test_parameters_bind_as_python_binds_the_target():

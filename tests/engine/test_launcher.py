@@ -177,15 +177,44 @@ def test_an_invalid_gpushim_auto_warns_and_leaves_gpushim_off():
     assert "GPUSHIM_AUTO='maybe' is not one of 1 or 0; gpushim stays off" in finished.stderr
 
 
-def test_a_python_without_gpushim_warns_and_still_runs_its_sitecustomize(tmp_path, user_site):
-    bare = tmp_path / "bare"
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory) -> Path:
+    """A virtual environment without gpushim."""
+    bare = tmp_path_factory.mktemp("bare")
     venv.create(bare, with_pip=False)
+    return bare
+
+
+def test_a_python_without_gpushim_warns_and_still_runs_its_sitecustomize(bare, user_site):
     code = "import builtins; print(builtins.user_runs)"
     finished = gpushim_run(str(bare / "bin" / "python"), "-c", code, PYTHONPATH=str(user_site))
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.strip() == "1"
     assert "GPUSHIM_AUTO is set but" in finished.stderr
     assert "has no gpushim installed; it runs without gpushim" in finished.stderr
+
+
+def test_with_warnings_as_errors_a_python_without_gpushim_starts_as_without_gpushim_run(bare, user_site):
+    """The warning is dropped, as gpushim's own are where the filters make it an error (gpushim.report)."""
+    code = "import builtins; print(builtins.user_runs)"
+    run = gpushim_run(str(bare / "bin" / "python"), "-c", code, PYTHONPATH=str(user_site), PYTHONWARNINGS="error")
+    assert (run.returncode, run.stdout, run.stderr) == (0, "1\n", "")
+
+
+def test_gpushim_run_reached_through_links_starts_the_python_beside_the_script_itself(tmp_path, bare):
+    """As pipx links it into ~/.local/bin: a relative link to an absolute one; PATH's python3 lacks gpushim."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "gpushim-run").symlink_to(LAUNCHERS["gpushim-run"][0])
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "gpushim-run").symlink_to(Path("..", "tools", "gpushim-run"))
+    finished = subprocess.run(
+        [str(tmp_path / "bin" / "gpushim-run"), sys.executable, "-c", ACTIVE],
+        env=clean_env(PATH=os.pathsep.join([str(bare / "bin"), "/usr/bin", "/bin"])),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (finished.returncode, finished.stdout) == (0, "True\n"), finished.stderr
 
 
 def test_a_python_2_child_runs_its_sitecustomize_and_warns(user_site):

@@ -1,6 +1,7 @@
 """``Journal.lend``: a name on a shared object, there only while one module of the target executes."""
 
 import importlib
+import importlib.util
 import sys
 import types
 
@@ -79,7 +80,33 @@ def test_unpatch_withdraws_a_name_still_lent(reader, shared):
     registry = registry_for(lending(reader, shared))
     registry.patch()
     reader.import_()
-    registry._on_executing(f"{reader.name}.extra", sys.modules[reader.name])  # prepared, not executed yet
-    assert shared.removed == "lent"
+    extra = types.ModuleType(f"{reader.name}.extra")
+    registry._on_executing(extra.__name__, extra)  # prepared, not executed yet
+    exec(f"import {SHARED}\nread = {SHARED}.removed", vars(extra))
+    assert (extra.read, hasattr(shared, "removed")) == ("lent", False)
     registry.unpatch()
-    assert not hasattr(shared, "removed")
+    with pytest.raises(AttributeError):
+        exec(f"import {SHARED}\nread = {SHARED}.removed", vars(extra))
+    assert extra.synthshared is shared
+
+
+IMPORTED_ELSEWHERE = f"""
+import {SHARED}
+found = hasattr({SHARED}, "removed")
+"""
+
+
+def test_no_other_module_sees_the_lent_name_while_the_module_executes(reader, shared):
+    """Another thread's code (exec'd code has globals of its own), and the module holds the shared one after."""
+    extra = importlib.util.find_spec(reader.name).origin.replace("__init__.py", "extra.py")
+    with open(extra, "a") as source:
+        source.write(
+            "import threading\n"
+            "elsewhere = {}\n"
+            f"thread = threading.Thread(target=exec, args=({IMPORTED_ELSEWHERE!r}, elsewhere))\n"
+            "thread.start()\n"
+            "thread.join()\n"
+        )
+    registry_for(lending(reader, shared)).patch()
+    module = import_extra(reader)
+    assert (module.read, module.elsewhere["found"], module.synthshared) == ("lent", False, shared)

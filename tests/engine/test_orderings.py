@@ -1,7 +1,14 @@
 """When a patch is applied relative to its target's import, and how often."""
 
 import importlib
+import importlib.machinery
+import sys
 import threading
+import types
+import zipfile
+import zipimport
+
+import pytest
 
 from tests.engine.synthetic import make_patch, registry_for, state_of
 
@@ -154,3 +161,55 @@ def test_undoing_the_inner_of_two_wrappers_keeps_the_outer(target):
     assert module.compute.__wrapped__ is original
     registry.unpatch()
     assert module.compute is original
+
+
+class FindsItsOwn:
+    """An import hook ahead of gpushim's that finds its modules without the other finders, as typeguard's does."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            return importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        return None
+
+
+LOOKS = {
+    "status": lambda registry: registry.status(),
+    "patch": lambda registry: registry.patch(),
+}
+
+
+@pytest.mark.parametrize("look", list(LOOKS))
+def test_a_target_a_hook_ahead_of_gpushims_found_is_patched_when_gpushim_next_looks(target, look):
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = FindsItsOwn(target.name)
+    sys.meta_path.insert(0, hook)
+    try:
+        module = target.import_()
+    finally:
+        sys.meta_path.remove(hook)
+    LOOKS[look](registry)
+    assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
+
+
+def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(syspath):
+    """Before Python 3.10 ``zipimporter`` loads with ``load_module`` alone, and no ``exec_module``."""
+    archive = syspath / "site.zip"
+    with zipfile.ZipFile(archive, "w") as site:
+        site.writestr("synthlibzip/__init__.py", "def compute(x):\n    return x + 1\n")
+        site.writestr(
+            "synthlib_zip-1.5.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: synthlib-zip\nVersion: 1.5.0\n"
+        )
+    sys.path.insert(0, str(archive))
+    try:
+        target = types.SimpleNamespace(name="synthlibzip", distribution="synthlib-zip")
+        registry = registry_for(make_patch(target))
+        registry.patch()
+        module = importlib.import_module("synthlibzip")
+        assert module.compute(1) == 3
+        assert type(module.__loader__) is type(module.__spec__.loader) is zipimport.zipimporter
+    finally:
+        sys.path.remove(str(archive))

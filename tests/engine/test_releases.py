@@ -25,7 +25,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from gpushim import releases
-from tests.engine.synthetic import Target, make_patch, registry_for, state_of, write_distribution
+from tests.engine.synthetic import Target, make_patch, registry_for, state_of, write_distribution, write_record
 
 
 def header(name, version, newline="\n"):
@@ -217,6 +217,30 @@ def test_the_installs_with_a_module_are_those_beside_its_package(tmp_path, monke
     # An editable install: the module lives in a source tree, its metadata in site-packages.
     editable = str(tmp_path / "source" / "beside" / "__init__.py")
     assert releases.installed_with("beside", editable, ["beside"]) == [("beside", "1.0"), ("beside", "2.0")]
+
+
+def upgraded_in_place(site, leftover, installed):
+    """``upgraded`` at ``installed``, beside the folder of ``leftover`` that ``pip install --target --upgrade`` left."""
+    (site / "upgraded").mkdir(parents=True)
+    for version in (leftover, installed):
+        (site / "upgraded" / "__init__.py").write_text(f"__version__ = {version!r}\n")
+        folder = dist_info(site, f"upgraded-{version}.dist-info", "upgraded", version)
+        write_record(folder, {path: (site / path).read_bytes() for path in ("upgraded/__init__.py",)})
+
+
+def test_a_folder_whose_files_were_replaced_since_is_no_install(tmp_path, monkeypatch):
+    """Of two installs in one entry, the one whose RECORD the files there agree with owns them."""
+    upgraded_in_place(tmp_path, leftover="1.0", installed="2.0")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    origin = str(tmp_path / "upgraded" / "__init__.py")
+    assert releases.installed(("upgraded",)) == releases.installed_with("upgraded", origin, ["upgraded"])
+    assert releases.installed(("upgraded",)) == [("upgraded", "2.0")]
+
+
+def test_a_downgrade_in_place_is_the_older_release(tmp_path, monkeypatch):
+    upgraded_in_place(tmp_path, leftover="3.0", installed="2.0")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert releases.installed(("upgraded",)) == [("upgraded", "2.0")]
 
 
 def test_a_distribution_finder_on_the_meta_path_is_asked_through_importlib(tmp_path, monkeypatch):

@@ -1,6 +1,8 @@
 """A patch of a module the library's own import does not load applies when that module is imported."""
 
 import importlib
+import importlib.util
+import os
 
 from tests.engine.synthetic import make_patch, registry_for, state_of
 
@@ -39,3 +41,38 @@ def test_unpatch_restores_it_and_stops_waiting(target):
     extra = importlib.import_module(f"{target.name}.extra")
     assert extra.compute(1) == 2
     assert state_of(registry)["state"] == "inactive"
+
+
+def moved(target):
+    """``compute`` defined in ``_src.defining`` and re-exported by ``extra``, as Warp 1.10 moved its code."""
+    package = os.path.dirname(importlib.util.find_spec(target.name).origin)
+    os.mkdir(os.path.join(package, "_src"))
+    with open(os.path.join(package, "_src", "__init__.py"), "w"):
+        pass
+    with open(os.path.join(package, "_src", "defining.py"), "w") as source:
+        source.write("def compute(x):\n    return x + 1\n")
+    with open(os.path.join(package, "extra.py"), "w") as source:
+        source.write(f"from {target.name}._src.defining import compute\n")
+    importlib.invalidate_caches()
+
+
+def moved_patch(target):
+    return make_patch(target, apply=wrap_extra, module=(f"{target.name}._src.defining", f"{target.name}.extra"))
+
+
+def test_it_waits_for_the_first_of_its_modules_that_the_release_has(target):
+    """Code that imports the defining module alone gets the fix."""
+    moved(target)
+    registry = registry_for(moved_patch(target))
+    registry.patch()
+    target.import_()
+    defining = importlib.import_module(f"{target.name}._src.defining")
+    assert (defining.compute(1), state_of(registry)["state"]) == (3, "applied")
+
+
+def test_a_release_without_the_first_of_its_modules_waits_for_the_next(target):
+    registry = registry_for(moved_patch(target))
+    registry.patch()
+    target.import_()
+    assert state_of(registry)["reason"] == f"applies when {target.name}.extra is imported"
+    assert importlib.import_module(f"{target.name}.extra").compute(1) == 3

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.cells import ARTEFACTS, load_references, reference_record
+from matrix.cells import ARTEFACTS, library_of, load_cells, load_references, not_run, reference_record
 
 REFERENCES = load_references()
 
@@ -39,9 +39,24 @@ def test_patched_release_matches_its_reference(artefact):
 
 
 def test_every_patch_was_compared():
+    """Or, on a machine where some cells could not run (their Python not found), those whose library's did not.
+
+    CI runs every cell: ``.ci/run`` makes every Python visible and fails a
+    session whose interpreter is missing.
+    """
     compared = {
         json.loads(path.read_text())["patch"]
         for path in recorded("applied")
         if reference_record(json.loads(path.read_text())["patch"], path.parent) is not None
     }
-    assert compared == set(REFERENCES)
+    specs = load_cells()
+    not_compared: dict[str, tuple[str, ...]] = {}  # each patch not compared, with its library's cells that did not run
+    for id in sorted(set(REFERENCES) - compared):
+        not_compared[id] = tuple(cell for cell in not_run(specs) if library_of(specs[cell]) == id.split(".")[0])
+    assert [id for id, cells in not_compared.items() if not cells] == []
+    by_cells: dict[tuple[str, ...], list[str]] = {}
+    for id, cells in not_compared.items():
+        by_cells.setdefault(cells, []).append(id)
+    if by_cells:
+        reasons = [f"{', '.join(ids)} not compared: {', '.join(cells)} did not run" for cells, ids in by_cells.items()]
+        pytest.skip("; ".join(reasons))

@@ -7,11 +7,15 @@ installed example and broken distributions are in test_plugins.py.
 
 from __future__ import annotations
 
+import os
 import sys
+import zipfile
 
 import pytest
 
 from gpushim import catalogue, plugins
+from tests.engine.synthetic import write_record
+from tests.support import run_python
 
 OWN = catalogue.discover("gpushim.patches")
 
@@ -104,3 +108,92 @@ def test_only_the_first_install_of_a_distribution_counts(tmp_path, monkeypatch):
     distribution(second, "acme-fixes", "[gpushim.patches]\nacme = fixes.patches\n", NEW_LIBRARY)
     monkeypatch.setattr(sys, "path", [str(first), str(second)])
     assert plugins.declarations() == []
+
+
+ACME = "[gpushim.patches]\nacme = fixes.patches\n"
+
+
+def _entry_points_a_directory(site):
+    (site / "bad-1.0.dist-info" / "entry_points.txt").mkdir(parents=True)
+
+
+def _zipped(site, spoil):
+    """A zip on ``sys.path`` holding ``bad-1.0.dist-info``, whose ``entry_points.txt`` ``spoil`` edits in the bytes."""
+    archive = site / "bad.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("bad-1.0.dist-info/METADATA", "Name: bad\nVersion: 1.0\n")
+        zipped.writestr("bad-1.0.dist-info/entry_points.txt", ACME)
+        (member,) = [info for info in zipped.infolist() if info.filename.endswith("entry_points.txt")]
+    data = bytearray(archive.read_bytes())
+    spoil(data, member)
+    archive.write_bytes(data)
+    sys.path.append(str(archive))
+
+
+def _unknown_compression(data, member):
+    """The member's compression method, in the central directory, set to 99, which no zip reader knows."""
+    name = member.filename.encode()
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46 : central + 46 + len(name)] != name:
+        central = data.index(b"PK\x01\x02", central + 1)
+    data[central + 10 : central + 12] = (99).to_bytes(2, "little")
+
+
+def _will_not_inflate(data, member):
+    start = member.header_offset + 30 + len(member.filename) + len(member.extra)
+    data[start : start + member.compress_size] = b"\xff" * member.compress_size
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        _entry_points_a_directory,
+        lambda site: _zipped(site, _unknown_compression),
+        lambda site: _zipped(site, _will_not_inflate),
+    ],
+    ids=["a directory", "zipped in an unknown compression", "zipped data that will not inflate"],
+)
+def test_a_distribution_whose_entry_points_cannot_be_read_costs_only_itself(site, spoil):
+    distribution(site, "acme-fixes", ACME, NEW_LIBRARY)
+    spoil(site)
+    (library,), problems = plugins.find(OWN)
+    assert library.ids == ["lib.one"] and problems == []
+
+
+# Before the import, the child gets 512 MiB of address space: reading a whole 1 GiB file would not fit.
+FINDS_LIB_ONE = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+import gpushim.auto, gpushim
+print([id for id in gpushim.registry().ids if id.startswith("lib.")])
+"""
+
+
+@pytest.mark.parametrize(
+    "entry_points",
+    [
+        lambda path: os.mkfifo(path),
+        lambda path: os.symlink("/dev/zero", path),
+        lambda path: path.touch() or os.truncate(path, 1 << 30),  # sparse: it takes no room on disk
+    ],
+    ids=["a FIFO", "a link to /dev/zero", "a file of 1 GiB"],
+)
+def test_import_gpushim_auto_reads_entry_points_as_metadata_is_read_regular_files_and_bounded(tmp_path, entry_points):
+    distribution(tmp_path, "acme-fixes", ACME, NEW_LIBRARY)
+    (tmp_path / "hostile-1.0.dist-info").mkdir()
+    entry_points(tmp_path / "hostile-1.0.dist-info" / "entry_points.txt")
+    finished = run_python(FINDS_LIB_ONE, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert (finished.returncode, finished.stdout) == (0, "['lib.one']\n"), finished.stderr
+
+
+def test_of_two_installs_in_one_entry_the_one_that_owns_the_files_declares(site):
+    """``pip install --target --upgrade`` from 0.9, which declared no patches, to 1.0 leaves 0.9's folder behind."""
+    distribution(site, "acme-fixes", ACME, NEW_LIBRARY)
+    write_record(site / "acme_fixes-1.0.dist-info", {path: (site / path).read_bytes() for path in NEW_LIBRARY})
+    leftover = site / "acme_fixes-0.9.dist-info"
+    leftover.mkdir()
+    (leftover / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-fixes\nVersion: 0.9\n")
+    (leftover / "entry_points.txt").write_text("[console_scripts]\nacme = fixes:main\n")
+    write_record(leftover, {"fixes/__init__.py": b"def main():\n    pass\n"})
+    (library,), problems = plugins.find(OWN)
+    assert library.ids == ["lib.one"] and problems == []

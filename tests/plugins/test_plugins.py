@@ -119,6 +119,9 @@ def test_a_broken_distribution_leaves_the_import_and_every_other_patch_working(b
         ("exampletarget.syntax_error", "SyntaxError"),
         ("exampletarget.wrong_id", "declares the id 'exampletarget.another_id'"),
         ("exampletarget.raises_when_applied", "RuntimeError: this patch cannot be applied"),
+        ("exampletarget.exits_at_import", "SystemExit: this patch module exits"),
+        ("exampletarget.halts_when_applied", "Halt: this patch halts"),
+        ("exampletarget.exits_when_prepared", "SystemExit: this patch exits before its module executes"),
     ],
 )
 def test_each_unusable_thing_is_a_failed_record_with_its_reason(broken_status, id, reason):
@@ -159,9 +162,12 @@ def test_selftest_finds_the_patch_effective_and_the_unusable_ones_errors(sites, 
     assert finished.returncode == 1
 
 
-def test_freeze_pins_the_distribution_and_names_it_with_its_patches(sites, affected):
+def test_freeze_pins_the_distribution_as_it_was_installed_and_names_it_with_its_patches(sites, affected):
+    """pip installed it from its wheel, a file that no index has: the file is what installs it again."""
     lines = gpushim_command("freeze", folders=[sites["example"], affected]).stdout.splitlines()
-    assert lines[lines.index("gpushim-example-patches==0.1.0") + 1] == "#   adds gpushim patches"
+    (pinned,) = [line for line in lines if line.startswith("gpushim-example-patches")]
+    assert pinned.startswith("gpushim-example-patches @ file:///") and pinned.endswith("-0.1.0-py3-none-any.whl")
+    assert lines[lines.index(pinned) + 1] == "#   adds gpushim patches"
     assert f"#   {LABEL}: inactive" in lines
 
 
@@ -173,10 +179,10 @@ def own_suite(tmp_path):
     return suite
 
 
-def contract(suite, *folders) -> subprocess.CompletedProcess:
+def contract(suite, *folders, options=()) -> subprocess.CompletedProcess:
     clean = {key: value for key, value in os.environ.items() if not key.startswith("GPUSHIM_")}
     return subprocess.run(
-        [*PYTEST, "-rs", str(suite)],
+        [*PYTEST, "-rs", *options, str(suite)],
         cwd=suite,
         env={**clean, "PYTHONPATH": os.pathsep.join(map(str, folders))},
         capture_output=True,
@@ -195,6 +201,33 @@ def test_the_contract_runs_in_the_distributions_own_suite_on_a_fixed_release(sit
     finished = contract(own_suite, sites["example"], fixed)
     assert finished.returncode == 0, finished.stdout
     assert "6 passed, 3 skipped" in finished.stdout  # disabled, unpatch and pickling are for affected ones
+
+
+AFTER_THE_CONTRACT = f"""
+import sys
+
+import gpushim
+import gpushim_example_target
+
+FOUND = dict(sys.modules)  # collected before any test runs
+
+
+def test_after_the_contract():
+    state, result = gpushim.record({ID!r})["state"], gpushim_example_target.compute(1)
+    replaced = [name for name, module in FOUND.items() if sys.modules.get(name) is not module]
+    print("after the contract:", state, result, replaced)
+"""
+
+
+@pytest.mark.parametrize(
+    "options, found", [(["--gpushim"], "applied 3 []"), ([], "inactive 2 []")], ids=["active", "inactive"]
+)
+def test_the_contract_leaves_the_session_as_it_found_it(sites, affected, own_suite, options, found):
+    """A test that runs after the contract's has the fix exactly where the session had it, and the same modules."""
+    (own_suite / "test_patched_after_the_contract.py").write_text(AFTER_THE_CONTRACT)
+    finished = contract(own_suite, sites["example"], affected, options=[*options, "-s"])
+    assert finished.returncode == 0, finished.stdout
+    assert f"after the contract: {found}\n" in finished.stdout, finished.stdout
 
 
 def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):

@@ -176,20 +176,3 @@ def run_corpus(cases=CASES):
 
 # The cases NVIDIA/warp#523 is about: vec3, mat22 and vec2d with strides absent or None.
 ISSUE_CASES = CASES[:6]
-
-MARKER = "@@cai_corpus "
-
-
-def report(cases=CASES):
-    """Print the outcomes on one line after MARKER (Warp prints to stdout as it starts)."""
-    import json
-
-    print(MARKER + json.dumps(run_corpus(cases)))
-
-
-def read_report(stdout):
-    """The outcomes a subprocess printed with :func:`report`."""
-    import json
-
-    line = next(line for line in stdout.splitlines() if line.startswith(MARKER))
-    return json.loads(line[len(MARKER) :])

@@ -8,10 +8,9 @@ a build from another run (patched or not) is never what a test sees.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from tests.support import run_python
+from tests.support import answer_in_fresh_python
 
 
 def run_script(code: str, folder: Path, gpushim: bool) -> dict:
@@ -22,11 +21,9 @@ def run_script(code: str, folder: Path, gpushim: bool) -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / ("with_gpushim.py" if gpushim else "without_gpushim.py")
     prelude = "import gpushim.auto\n" if gpushim else ""
-    script.write_text(f"import json\n{prelude}{code}\nprint('@@' + json.dumps(result))\n")
-    done = run_python(
+    script.write_text(f"{prelude}{code}\n")
+    return answer_in_fresh_python(
         f"path = {str(script)!r}\nexec(compile(open(path).read(), path, 'exec'))",
-        env={"WARP_CACHE_PATH": str(folder / f"kernels-{script.stem}")},
+        "result",
+        {"WARP_CACHE_PATH": str(folder / f"kernels-{script.stem}")},
     )
-    assert done.returncode == 0, f"the interpreter ended with {done.returncode}: {done.stderr[-3000:]}"
-    line = next(line for line in done.stdout.splitlines() if line.startswith("@@"))
-    return json.loads(line[2:])

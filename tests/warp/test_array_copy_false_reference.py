@@ -20,10 +20,10 @@ from tests.support import gate, record_faithful
 
 GATE = gate(patch)
 
-import numpy as np  # noqa: E402
-import warp  # noqa: E402
+import numpy as np
+import warp
 
-from tests.warp import cai_corpus  # noqa: E402
+from tests.warp import cai_corpus
 
 warp.config.quiet = True
 warp.init()

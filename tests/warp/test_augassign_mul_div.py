@@ -3,33 +3,28 @@
 Kernels run on the CPU.  The corpus kernels live here, in one Warp module
 with all their overloads declared up front, so that each release builds it
 once per kernel cache.  The kernel-cache tests run a small script in fresh
-interpreters sharing one cache directory of their own.
+interpreters sharing one cache directory of their own (``kernel_cache``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
-import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpushim.patches.warp.augassign_mul_div import patch
-from tests.support import applied, gate, record_faithful, run_python
+from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
+from tests.warp.kernel_cache import kernel_cache
 
 GATE = gate(patch)
 
-import numpy as np  # noqa: E402
-import warp  # noqa: E402
+import numpy as np
+import warp
 
 warp.config.quiet = True
-
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @warp.kernel
@@ -226,27 +221,6 @@ UNTOUCHED = {
 }
 
 
-def corpus_in_fresh_python(prelude: str) -> tuple[dict, str]:
-    """Run the corpus in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
-    code = "\n".join(
-        [
-            "import sys, json",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            prelude,
-            "from tests.warp import test_augassign_mul_div as corpus",
-            "outcomes = corpus.run_corpus()",
-            "import gpushim",
-            f"state = gpushim.record({patch.id!r})['state']",
-            "print('@@outcomes', json.dumps(outcomes))",
-            "print('@@state', state)",
-        ]
-    )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
-    return json.loads(lines["@@outcomes"]), lines["@@state"]
-
-
 SCRIPT = """
 import sys
 import numpy as np
@@ -262,60 +236,24 @@ def scale(a: warp.array(dtype=float)):
     a[i] /= 2.0
 
 
+KERNEL = scale
+
+
 def run():
     a = warp.array(np.array([2.0, 4.0], dtype=np.float32), device="cpu")
     warp.launch(scale, dim=2, inputs=[a], device="cpu")
     print("@@values", a.numpy().tolist(), flush=True)
-
-
-if "gpushim" in sys.argv:
-    import gpushim.auto
-run()
-if "in-process" in sys.argv:
-    import gpushim
-
-    gpushim.patch()
-    run()
-    gpushim.unpatch()
-    run()
-    scale.module.mark_modified()
-    run()
 """
 
 
 @pytest.fixture(scope="module")
 def cache_script(tmp_path_factory):
-    """A kernel script and a kernel cache directory of its own, shared by the cache tests."""
-    folder = tmp_path_factory.mktemp("augassign")
-    script = folder / "scale.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    cache = folder / "kernels"
-    cache.mkdir()
-
-    def run(*arguments: str) -> list[tuple[str, str]]:
-        """(values, how Warp loaded the module) for each launch the script made."""
-        finished = run_python(
-            f"import sys; sys.argv = {[str(script), *arguments]!r}; "
-            f"sys.path.insert(0, {str(ROOT)!r}); exec(compile(open({str(script)!r}).read(), {str(script)!r}, 'exec'))",
-            env={"WARP_CACHE_PATH": str(cache)},
-        )
-        assert finished.returncode == 0, finished.stderr
-        launches, loaded = [], "reused in memory"
-        for line in finished.stdout.splitlines():
-            if line.startswith("Module __main__"):
-                loaded = "compiled" if "(compiled)" in line else "cached" if "(cached)" in line else line
-            elif line.startswith("@@values"):
-                launches.append((line[9:], loaded))
-                loaded = "reused in memory"
-        return launches
-
-    run.cache = cache
-    return run
+    return kernel_cache(tmp_path_factory.mktemp("augassign"), SCRIPT)
 
 
 @GATE.affected_only
 def test_needed_in_place_ops_on_array_elements_are_dropped_without_gpushim():
-    outcomes, state = corpus_in_fresh_python(prelude="")
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
     assert state == "inactive"
     assert {name: outcomes[name] for name in TELLING} == {name: dropped for name, (dropped, _) in TELLING.items()}
     assert {name: outcomes[name] for name in UNTOUCHED} == UNTOUCHED
@@ -329,7 +267,7 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
     # both builds stay in the cache, apart, and each is found again by its own kind of process
     assert cache_script() == [(wrong, "cached")]
     assert cache_script("gpushim") == [(right, "cached")]
-    assert len(list(cache_script.cache.glob("wp___main___*"))) == 2
+    assert cache_script.builds() == 2
 
 
 @GATE.affected_only

@@ -22,8 +22,8 @@ from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
-import warp  # noqa: E402
-import warp.sparse  # noqa: E402
+import warp
+import warp.sparse
 
 warp.config.quiet = True
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.warp.cai_missing_strides import patch
-from tests.support import applied, gate, record_faithful, run_python
+from tests.support import answer_in_fresh_python, applied, gate, record_faithful
 from tests.warp import cai_corpus
 
 GATE = gate(patch)
@@ -24,29 +24,15 @@ NONE_SUBSCRIPT = ["TypeError", "'NoneType' object is not subscriptable"]
 
 def fresh_python(prelude: str, cases: str = "ISSUE_CASES") -> tuple[dict, str]:
     """Run ``prelude``, then the named corpus cases, in a fresh interpreter: (outcomes, patch state)."""
-    code = "\n".join(
-        [
-            "import sys",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            prelude,
-            "import warp",
-            "warp.config.quiet = True",
-            "from tests.warp import cai_corpus",
-            f"cai_corpus.report(cai_corpus.{cases})",
-            "import gpushim",
-            f"print('@@state', *[r['state'] for r in gpushim.status() if r['id'] == {patch.id!r}])",
-        ]
+    code = f"{prelude}\nimport warp\nwarp.config.quiet = True\nfrom tests.warp import cai_corpus\nimport gpushim"
+    outcomes, state = answer_in_fresh_python(
+        code, f"[cai_corpus.run_corpus(cai_corpus.{cases}), gpushim.record({patch.id!r})['state']]"
     )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    state = next(line.split()[1] for line in finished.stdout.splitlines() if line.startswith("@@state"))
-    return cai_corpus.read_report(finished.stdout), state
+    return outcomes, state
 
 
-def probe_in_fresh_python() -> str:
-    finished = run_python("from gpushim.patches.warp.cai_missing_strides import patch\nprint('@@probe', patch.probe())")
-    assert finished.returncode == 0, finished.stderr
-    return next(line for line in finished.stdout.splitlines() if line.startswith("@@probe"))[8:]
+def probe_in_fresh_python() -> str | None:
+    return answer_in_fresh_python("from gpushim.patches.warp.cai_missing_strides import patch", "patch.probe()")
 
 
 def own_init_from_data():

@@ -11,18 +11,17 @@ one cache directory of their own.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from gpushim.patches.warp.closure_shadowed_by_global import patch
-from tests.support import gate, record_corpus, run_python
+from tests.support import corpus_in_fresh_python, gate, record_corpus, run_python
 
 GATE = gate(patch)
 
-import warp  # noqa: E402
+import warp
 
 warp.config.quiet = True
 
@@ -267,27 +266,6 @@ UNTOUCHED = {
 }
 
 
-def corpus_in_fresh_python(prelude: str) -> tuple[dict, str]:
-    """Run the corpus in a fresh interpreter after ``prelude``: (outcomes, patch state)."""
-    code = "\n".join(
-        [
-            "import sys, json",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            prelude,
-            f"from {__name__} import run_corpus",
-            "outcomes = run_corpus()",
-            "import gpushim",
-            f"state = gpushim.record({patch.id!r})['state']",
-            "print('@@outcomes', json.dumps(outcomes))",
-            "print('@@state', state)",
-        ]
-    )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    lines = dict(line.split(" ", 1) for line in finished.stdout.splitlines() if line.startswith("@@"))
-    return json.loads(lines["@@outcomes"]), lines["@@state"]
-
-
 def writes(outcomes: dict, names) -> dict:
     """What each case wrote, or the type of the exception it raised."""
     return {
@@ -298,7 +276,7 @@ def writes(outcomes: dict, names) -> dict:
 
 @GATE.affected_only
 def test_needed_kernels_read_the_global_a_closure_shadows_without_gpushim():
-    outcomes, state = corpus_in_fresh_python(prelude="")
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
     assert state == "inactive"
     assert writes(outcomes, TELLING) == {name: released for name, (released, _) in TELLING.items()}
     assert writes(outcomes, UNTOUCHED) == UNTOUCHED
@@ -306,7 +284,7 @@ def test_needed_kernels_read_the_global_a_closure_shadows_without_gpushim():
 
 @GATE.affected_only
 def test_effective_with_gpushim_imported_before_warp():
-    outcomes, state = corpus_in_fresh_python(prelude="import gpushim.auto")
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "import gpushim.auto")
     assert state == "applied"
     assert writes(outcomes, TELLING) == {name: fixed for name, (_, fixed) in TELLING.items()}
     assert writes(outcomes, UNTOUCHED) == UNTOUCHED

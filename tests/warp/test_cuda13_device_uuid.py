@@ -25,7 +25,7 @@ import pytest
 from gpushim import ProbeCannotRun
 from gpushim.patches.warp.cuda13_device_uuid import patch
 from tests.gpu import PretendDriver, pretend_a_device
-from tests.support import applied, gate, record_corpus, run_python
+from tests.support import answer_in_fresh_python, applied, gate, record_corpus
 
 GATE = gate(patch)
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,16 +103,14 @@ def test_effective_the_uuid_is_the_drivers_with_gpushim(monkeypatch):
 @pytest.mark.parametrize("prelude", ["import gpushim.auto\nimport warp", "import warp\nimport gpushim.auto"])
 def test_effective_with_gpushim_auto_before_or_after_warp(prelude):
     code = (
-        f"{prelude}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        f"{prelude}\n"
         "import pytest\nfrom tests.gpu import pretend_a_device\n"
         "from tests.warp.test_cuda13_device_uuid import cuda_device\n"
         "with pytest.MonkeyPatch.context() as monkeypatch:\n"
         "    pretend_a_device(monkeypatch)\n"
-        "    print('@@uuid', cuda_device(bytes(16)).uuid)"
+        "    uuid = cuda_device(bytes(16)).uuid"
     )
-    finished = run_python(code)
-    assert finished.returncode == 0, finished.stderr
-    assert f"@@uuid {DRIVERS}" in finished.stdout.splitlines()
+    assert answer_in_fresh_python(code, "uuid") == DRIVERS
 
 
 @GATE.affected_only

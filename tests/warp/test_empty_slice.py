@@ -21,7 +21,7 @@ from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
-import warp  # noqa: E402
+import warp
 
 warp.config.quiet = True
 

@@ -24,8 +24,8 @@ from tests.support import applied, gate, record_faithful
 
 GATE = gate(patch)
 
-import numpy as np  # noqa: E402
-import warp  # noqa: E402
+import numpy as np
+import warp
 
 warp.config.quiet = True
 warp.init()

@@ -43,7 +43,7 @@ from tests.support import gate
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 DEVICE = "cuda"
 

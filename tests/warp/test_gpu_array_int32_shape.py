@@ -32,7 +32,7 @@ from tests.support import gate
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 DEVICE = "cuda"
 DOMAIN = (1504, 1080, 520)

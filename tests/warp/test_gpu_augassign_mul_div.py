@@ -61,7 +61,7 @@ from tests.warp.gpu_scripts import run_script
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 DEVICE = "cuda"
 

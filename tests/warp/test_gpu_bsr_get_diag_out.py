@@ -32,8 +32,8 @@ from tests.support import gate
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
-import warp.sparse  # noqa: E402
+import warp as wp
+import warp.sparse
 
 DEVICE = "cuda"
 STALE = 7.0

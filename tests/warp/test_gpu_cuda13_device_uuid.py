@@ -23,7 +23,7 @@ import pytest
 from gpushim import ProbeCannotRun
 from gpushim.patches.warp.cuda13_device_uuid import cuda13_driver, patch
 from tests.gpu import cuda_torch, on_gpu
-from tests.support import gate, run_python
+from tests.support import answer_in_fresh_python, gate
 
 GATE = gate(patch)
 
@@ -45,11 +45,8 @@ def torchs_uuid() -> str:
 
 def warps_uuid(prelude: str) -> str:
     """``cuda:0``'s UUID as Warp reads it in a fresh interpreter that runs ``prelude`` first."""
-    finished = run_python(
-        f"{prelude}\nimport warp\nwarp.config.quiet = True\nwarp.init()\nprint('@@uuid', warp.get_cuda_device(0).uuid)"
-    )
-    assert finished.returncode == 0, finished.stderr[-3000:]
-    return next(line.split()[1] for line in finished.stdout.splitlines() if line.startswith("@@uuid"))
+    code = f"{prelude}\nimport warp\nwarp.config.quiet = True\nwarp.init()"
+    return answer_in_fresh_python(code, "warp.get_cuda_device(0).uuid")
 
 
 @on_gpu

@@ -59,8 +59,8 @@ from tests.support import gate
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
-import warp.optim  # noqa: E402
+import warp as wp
+import warp.optim
 
 DEVICE = "cuda"
 STEPS = 3

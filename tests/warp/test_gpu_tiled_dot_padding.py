@@ -13,7 +13,7 @@ import pytest
 from gpushim.patches.warp.tiled_dot_padding import patch
 from tests.gpu import on_gpu
 from tests.support import applied, gate
-from tests.warp.test_tiled_dot_padding import DOTS, exact, tiled_dot
+from tests.warp.tiled_dot_corpus import DOTS, exact, tiled_dot
 
 GATE = gate(patch)
 

@@ -8,12 +8,13 @@ after each step.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 
 import pytest
 
 from gpushim.patches.warp.sgd_argument_order import patch
-from tests.support import applied, gate, record_corpus, run_python
+from tests.support import answer_in_fresh_python, applied, gate, record_corpus, run_python
 
 GATE = gate(patch)
 
@@ -98,11 +99,16 @@ def test_effective_torch_semantics_with_gpushim():
     "prelude", ["import gpushim.auto\nimport warp.optim", "import warp.optim\nimport gpushim.auto"]
 )
 def test_effective_with_gpushim_auto_before_or_after_warp_optim(prelude):
-    finished = run_python(
-        f"{prelude}\nfrom gpushim.patches.warp.sgd_argument_order import patch\nprint('@@probe', patch.probe())"
-    )
-    assert finished.returncode == 0, finished.stderr
-    assert "@@probe None" in finished.stdout.splitlines()
+    code = f"{prelude}\nfrom gpushim.patches.warp.sgd_argument_order import patch"
+    assert answer_in_fresh_python(code, "patch.probe()") is None
+
+
+@GATE.affected_only
+def test_effective_for_code_that_imports_only_the_module_defining_sgd():
+    """From 1.10 that is the private ``warp._src.optim.sgd``, which ``warp.optim`` re-exports."""
+    defining = "warp._src.optim.sgd" if importlib.util.find_spec("warp._src") else "warp.optim.sgd"
+    finished = run_python(f"import gpushim.auto, gpushim, {defining}\nprint(gpushim.record({patch.id!r}).state)")
+    assert finished.stdout.split() == ["applied"], finished.stderr[-3000:]
 
 
 @GATE.affected_only

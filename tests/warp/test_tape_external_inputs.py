@@ -25,7 +25,7 @@ from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 
-import warp as wp  # noqa: E402
+import warp as wp
 
 wp.config.quiet = True
 wp.init()

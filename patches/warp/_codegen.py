@@ -1,0 +1,119 @@
+"""What the patches of Warp's code generator share: its modules, builds kept apart, single evaluation.
+
+Each changes the code generated from a kernel's unchanged source, so
+:func:`key_builds_apart` keeps its builds apart from the release's in Warp's
+caches.  The two that replace or wrap ``Adjoint.emit_AugAssign``, in either
+order, must each leave every call of a statement evaluated once
+(NVIDIA/warp#1233): :func:`evaluated_once` gives them the statement with its
+calls evaluated already.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import hashlib
+import itertools
+import sys
+from types import ModuleType
+
+from gpushim import Parameters, expect
+
+_HASH_ADJOINT = Parameters("adj")  # after self
+
+
+def codegen_and_context(warp) -> tuple[ModuleType, ModuleType]:
+    """Warp's modules ``codegen`` and ``context``: ``warp.*`` up to 1.9, ``warp._src.*`` from 1.10."""
+    context = sys.modules[expect(warp, "launch.__module__", str)]
+    return sys.modules[context.__name__.rpartition(".")[0] + ".codegen"], context
+
+
+def holds_call(node: ast.AST) -> bool:
+    return any(isinstance(inner, ast.Call) for inner in ast.walk(node))
+
+
+@contextlib.contextmanager
+def evaluated_once(adj, node: ast.AugAssign):
+    """``node`` with its value and each index of its target that holds a call evaluated now, once.
+
+    The value is evaluated first, then the indices from the root of the target
+    out, as 1.12.1 does.  Each result is bound to a symbol of its own, which
+    the rewritten statement reads by name: however often a generator then
+    evaluates those names, it emits nothing more.  The symbols are gone again
+    when the block ends.  A statement without such calls comes back as it was.
+    """
+    names = []
+
+    def once(expression: ast.expr) -> ast.expr:
+        if not holds_call(expression):
+            return expression
+        value = adj.eval(expression)
+        name = next(name for name in map("gpushim_once_{}".format, itertools.count()) if name not in adj.symbols)
+        adj.symbols[name] = value
+        names.append(name)
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expression)
+
+    def index(part: ast.AST) -> ast.AST:
+        if isinstance(part, ast.Tuple):
+            return _copy(part, elts=[index(element) for element in part.elts])
+        if sys.version_info < (3, 9) and isinstance(part, ast.Index):
+            return _copy(part, value=index(part.value))
+        if isinstance(part, ast.expr) and not isinstance(part, ast.Slice):
+            return once(part)
+        return part  # slices, and Python 3.8's ExtSlice, as they are
+
+    def target(node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Subscript):
+            root = target(node.value)
+            return _copy(node, value=root, slice=index(node.slice))
+        if isinstance(node, ast.Attribute):
+            return _copy(node, value=target(node.value))
+        return node
+
+    try:
+        value = once(node.value)
+        yield _copy(node, target=target(node.target), value=value)
+    finally:
+        for name in names:
+            adj.symbols.pop(name, None)
+
+
+def _copy(node: ast.AST, **fields) -> ast.AST:
+    if all(getattr(node, name) is new for name, new in fields.items()):
+        return node
+    rewritten = copy.copy(node)
+    for name, new in fields.items():
+        setattr(rewritten, name, new)
+    return rewritten
+
+
+def key_builds_apart(context, journal, salt: bytes, changes) -> None:
+    """Key every adjoint whose syntax tree ``changes(tree)`` is true of on ``salt`` too, while the patch is applied.
+
+    ``context`` is Warp's module of that name (``warp._src.context`` from 1.10).
+
+    Warp keys built modules, in memory and in the kernel cache directory, on
+    a hash of the kernels' source, not of the code generated from it: a
+    kernel built without the patch (by an earlier process sharing the cache,
+    or in this process before ``gpushim.patch()``) would be reused as it was.
+    So the hash of such an adjoint also covers ``salt``, and modules Warp had
+    already hashed are marked modified (Warp's own ``Module.mark_modified``)
+    so that they are hashed again at their next launch.
+    """
+    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
+    scanned = {}  # source -> whether the patch may change its code; overloads share their source
+
+    def hash_adjoint(wrapped, instance, args, kwargs):
+        digest = wrapped(*args, **kwargs)
+        (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
+        found = scanned.get(adj.source)
+        if found is None:
+            found = scanned[adj.source] = changes(adj.tree)
+        return hashlib.sha256(digest + salt).digest() if found else digest
+
+    journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
+    for module in list(context.user_modules.values()):
+        hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
+        if hashed.get("hasher") is not None or hashed.get("hashers"):
+            module.mark_modified()

@@ -1,0 +1,1 @@
+raise SystemExit("this patch module exits")
