@@ -21,14 +21,14 @@ constant of a 64-bit scalar type, the argument's constant is hidden while
 Warp emits the call, so that Warp emits the call itself, as 1.15.0 does; it
 is restored at once, and the variable is declared as before.
 
-The module hash must differ.  Warp keys built modules, in memory and in the
+The module hash must differ: Warp keys built modules, in memory and in the
 kernel cache, on a hash of the kernels' source and constants, not of the code
 generated from them, so a build made without the patch would be reused.
 While the patch is applied, the hash of every kernel or function that
 references a 64-bit scalar constant (``wp.constant`` or ``wp.static``) also
-covers this patch (``ModuleHasher.hash_adjoint``), and every module is marked
-modified (``Module.mark_modified``) so that one already hashed is hashed again
-at its next launch.
+covers this patch (``ModuleHasher.hash_adjoint``), and every module already
+hashed is marked modified (``Module.mark_modified``) so that it is hashed
+again at its next launch.
 
 Not backported.  1.15.0's typing of ``scalar_base.__init__``.  ``unpatch()``
 leaves a module loaded while patched with its build in memory until Warp
@@ -104,7 +104,9 @@ def _apply(warp, journal):
     journal.wrap(adjoint, "add_call", add_call)
     journal.wrap(hasher, "hash_adjoint", hash_adjoint)
     for module in list(expect(context, "user_modules", dict).values()):
-        module.mark_modified()
+        hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
+        if hashed.get("hasher") is not None or hashed.get("hashers"):
+            module.mark_modified()
 
 
 @patch.prober

@@ -37,7 +37,7 @@ dispatches: as in 1.15.0, only a constant Python number is folded, and the
 negation of any other constant (a Warp scalar, a vector) is a call of
 ``neg``.
 
-The module hash must differ.  Warp keys built modules, in memory and in the
+The module hash must differ: Warp keys built modules, in memory and in the
 kernel cache, on a hash of the kernels' source, not of the code generated
 from it, so a build made without the patch would be reused.  While the patch
 is applied, the hash of every kernel or function that calls one of the three
@@ -46,9 +46,11 @@ constructors also covers this patch: from 1.4.0 per function
 them, aliases included, and also salts functions referencing a 64-bit
 ``wp.constant`` or ``wp.static``, whose negation changes), before 1.4.0 per
 module and the modules it references (``Module.hash_module``, which finds
-the constructors by name).  From 1.4.0
-every module is marked modified (Warp's ``Module.mark_modified``) so that one
-already hashed is hashed again at its next launch.
+the constructors by name).  From 1.4.0 every module already hashed is marked
+modified (Warp's ``Module.mark_modified``) so that it is hashed again at its
+next launch.  (``_codegen.key_builds_apart`` judges a function by its syntax
+tree alone, cached by source; these patches need the constants and globals
+that Warp resolves for each function, so they salt the hash themselves.)
 
 Not backported.  1.12.1's reuse of the argument's variable for the result:
 in 1.15.0 ``c = 0.1; wp.float64(c)`` retypes ``c`` itself, and a later
@@ -251,7 +253,9 @@ def _salt_adjoints(context, wide, journal, hashlib):
 
     journal.wrap(hasher, "hash_adjoint", hash_adjoint)
     for module in list(expect(context, "user_modules", dict).values()):
-        module.mark_modified()
+        hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
+        if hashed.get("hasher") is not None or hashed.get("hashers"):
+            module.mark_modified()
 
 
 def _salt_modules(context, wide, journal, hashlib):
