@@ -67,3 +67,24 @@ def kernel_cache(folder: Path, script: str):
 
     run.builds = lambda: sum(path.is_dir() for path in cache.rglob("wp___main___*"))
     return run
+
+
+def assert_builds_kept_apart(run, wrong: str, right: str) -> None:
+    """Alternate processes without and with gpushim on one cache: each finds its own build, never the other's."""
+    assert run()[0][0] == wrong
+    assert run("gpushim")[0][0] == right
+    assert run() == [(wrong, "cached")]
+    assert run("gpushim") == [(right, "cached")]
+    assert run.builds() == 2
+
+
+def assert_rebuilt_in_process(run, wrong: str, right: str) -> None:
+    """A module built before ``gpushim.patch()`` in the same process is loaded anew, patched.
+
+    ``unpatch()`` leaves the corrected build in memory until Warp hashes the
+    module again; then the released build comes back from the cache.
+    """
+    launches = run("in-process")
+    assert [values for values, _ in launches[:2]] == [wrong, right]
+    assert launches[1][1] in ("compiled", "cached")
+    assert launches[2:] == [(right, "reused in memory"), (wrong, "cached")]

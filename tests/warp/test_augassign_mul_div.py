@@ -17,7 +17,7 @@ import pytest
 
 from gpushim.patches.warp.augassign_mul_div import patch
 from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
-from tests.warp.kernel_cache import kernel_cache
+from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
 
 GATE = gate(patch)
 
@@ -261,24 +261,12 @@ def test_needed_in_place_ops_on_array_elements_are_dropped_without_gpushim():
 
 @GATE.affected_only
 def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
-    wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
-    assert cache_script()[0][0] == wrong
-    assert cache_script("gpushim")[0][0] == right
-    # both builds stay in the cache, apart, and each is found again by its own kind of process
-    assert cache_script() == [(wrong, "cached")]
-    assert cache_script("gpushim") == [(right, "cached")]
-    assert cache_script.builds() == 2
+    assert_builds_kept_apart(cache_script, "[2.0, 4.0]", "[3.0, 6.0]")
 
 
 @GATE.affected_only
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
-    wrong, right = "[2.0, 4.0]", "[3.0, 6.0]"
-    launches = cache_script("in-process")
-    assert [values for values, _ in launches[:2]] == [wrong, right]
-    assert launches[1][1] in ("compiled", "cached")  # loaded anew, not the build already in memory
-    # unpatch() leaves the corrected build in memory until Warp hashes the module again;
-    # then the released build comes back from the cache
-    assert launches[2:] == [(right, "reused in memory"), (wrong, "cached")]
+    assert_rebuilt_in_process(cache_script, "[2.0, 4.0]", "[3.0, 6.0]")
 
 
 @GATE.affected_only

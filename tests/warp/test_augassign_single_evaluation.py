@@ -20,7 +20,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.augassign_mul_div import patch as mul_div
 from gpushim.patches.warp.augassign_single_evaluation import patch
 from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
-from tests.warp.kernel_cache import kernel_cache
+from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
 
 GATE = gate(patch)
 
@@ -246,21 +246,12 @@ def test_effective_with_gpushim_imported_before_warp_each_call_runs_once():
 
 @GATE.ends_only
 def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
-    assert cache_script()[0][0] == TWICE_VALUES
-    assert cache_script("gpushim")[0][0] == ONCE_VALUES
-    # both builds stay in the cache, apart, and each is found again by its own kind of process
-    assert cache_script() == [(TWICE_VALUES, "cached")]
-    assert cache_script("gpushim") == [(ONCE_VALUES, "cached")]
-    assert cache_script.builds() == 2
+    assert_builds_kept_apart(cache_script, TWICE_VALUES, ONCE_VALUES)
 
 
 @GATE.ends_only
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
-    launches = cache_script("in-process")
-    assert [values for values, _ in launches[:2]] == [TWICE_VALUES, ONCE_VALUES]
-    assert launches[1][1] in ("compiled", "cached")  # loaded anew, not the build already in memory
-    # unpatch() leaves the corrected build in memory until Warp hashes the module again
-    assert launches[2:] == [(ONCE_VALUES, "reused in memory"), (TWICE_VALUES, "cached")]
+    assert_rebuilt_in_process(cache_script, TWICE_VALUES, ONCE_VALUES)
 
 
 @GATE.unaffected_only
