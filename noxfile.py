@@ -17,8 +17,8 @@ environments, with and without gpushim, into matrix/RADAR.md.
 The engine tests run on every Python gpushim supports (``ENGINE_RUNS``), a release cell on the
 Python its ``python`` key names (nox's own otherwise); an interpreter not found
 on PATH skips its sessions instead of failing them, and ``compare`` and the
-demo name the cells that did not run.  CI (``.ci/run``) makes every one
-visible and fails a session whose interpreter is missing.  nox itself,
+demo name the cells that did not run.  Where ``CI`` is set, nox fails such a
+session instead (its default), and ``.ci/run`` makes every one visible.  nox itself,
 ``lint`` and ``compare`` need Python 3.11 or later (``tomllib``).
 """
 
@@ -42,7 +42,6 @@ nox.options.sessions = ["lint", "matrix", "tests", "ray", "dask", "compare"]
 nox.options.parallel = "auto"
 nox.options.allow_parallel = True
 nox.options.reuse_venv = "yes"
-nox.options.error_on_missing_interpreters = False
 # Each cell starts dozens of fresh interpreters that import CuPy or Warp; where PYTHONDONTWRITEBYTECODE is
 # set (as on CI's machines), each would compile them from source again: the venvs get bytecode at install.
 os.environ["UV_COMPILE_BYTECODE"] = "1"
