@@ -113,7 +113,11 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """``v[1] *= counted(c, 4.0)`` on a local vector calls ``counted`` once; 1.4.0 to 1.12.0 call it twice.
+    """``v[1] *= counted(c, 4.0)`` and ``w[1] += counted(c, 4.0)`` on local vectors call ``counted`` once each.
+
+    1.4.2 to 1.12.0 call it twice in the first; 1.4.0 to 1.4.2 twice in the
+    second, which ``warp.augassign_mul_div`` leaves alone, so the bug shows on
+    1.4.0 and 1.4.1 with that patch applied too.
 
     The kernel is defined anew at each call, which makes Warp hash its module
     again, so the answer follows the patch's current state; it runs on the CPU.
@@ -133,15 +137,21 @@ def _probe():
     def scale(c, out):
         v = warp.vec3(1.0, 2.0, 3.0)
         v[1] *= counted(c, 4.0)
+        w = warp.vec3(1.0, 2.0, 3.0)
+        w[1] += counted(c, 4.0)
         out[0] = v[1]
+        out[1] = w[1]
 
     scale.__annotations__ = {"c": warp.array(dtype=warp.int32), "out": warp.array(dtype=float)}
     scale = warp.kernel(scale)
 
     calls = warp.zeros(1, dtype=warp.int32, device="cpu")
-    out = warp.zeros(1, dtype=float, device="cpu")
+    out = warp.zeros(2, dtype=float, device="cpu")
     warp.launch(scale, dim=1, inputs=[calls, out], device="cpu")
-    count, value = int(calls.numpy()[0]), float(out.numpy()[0])
-    if (count, value) != (1, 8.0):
-        return f"v[1] *= counted(c, 4.0) on v[1] = 2.0 calls counted {count} times and gives {value}, not once and 8.0"
+    count, values = int(calls.numpy()[0]), out.numpy().tolist()
+    if (count, values) != (2, [8.0, 6.0]):
+        return (
+            f"v[1] *= counted(c, 4.0) and w[1] += counted(c, 4.0) on v[1] = w[1] = 2.0 call counted {count} times"
+            f" and give {values}, not twice and [8.0, 6.0]"
+        )
     return None

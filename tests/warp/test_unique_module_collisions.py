@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.warp.unique_module_collisions import patch
-from tests.support import gate, record_faithful, run_python
+from tests.support import applied, gate, record_faithful, run_python
 
 GATE = gate(patch)
 
@@ -82,4 +82,7 @@ def test_faithful_the_corpus_matches_the_fixed_release(request, tmp_path):
     """Patched 1.10.1 to 1.11.1 record what unpatched 1.12.0 records; the matrix compares the files."""
     outcomes = request.getfixturevalue("runs")[1][0] if GATE.affected else corpus(tmp_path)[0]
     assert {name: outcomes[name] for name in WRITTEN_BY_1_12_0} == WRITTEN_BY_1_12_0
-    record_faithful(patch, outcomes)
+    import warp  # noqa: F401  (the patch applies once Warp is imported)
+
+    with applied(patch):  # recorded in the state of the run above: patched where the release is affected
+        record_faithful(patch, outcomes)
