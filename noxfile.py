@@ -162,9 +162,14 @@ def install_cell(session: nox.Session, cell: str) -> dict:
 
 
 def run_into(session: nox.Session, path: Path, *args: str) -> None:
-    """Run a command with its standard output, and nothing else, written to ``path``."""
-    with path.open("w") as output:
+    """Run a command with its standard output, and nothing else, written to ``path`` once it has succeeded.
+
+    An interrupted or failed command leaves the last complete ``path`` as it was.
+    """
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w") as output:
         session.run(*args, stdout=output, stderr=None)
+    partial.replace(path)
 
 
 def save_selftest(session: nox.Session, cell: str) -> None:
@@ -182,13 +187,14 @@ def by_cell(names: list[str]):
 def matrix(session: nox.Session, cell: str) -> None:
     """One release cell: the contract of every patch, its library's tests, the derived states, self-test."""
     spec = install_cell(session, cell)
-    for old in ARTEFACTS.glob(f"cells/{cell}.*"):
-        old.unlink()
+    # A cell's results say what this run found, or nothing; the self-test the demo shows stays until replaced.
+    for stale in (f"{cell}.xml", f"{cell}.states.json"):
+        (ARTEFACTS / "cells" / stale).unlink(missing_ok=True)
     junit = ARTEFACTS / "cells" / f"{cell}.xml"
     # A cell on a Python of its own keeps its recorded outcomes out of ``compare``: exception messages
     # differ between Pythons (3.9 leaves the class out of "f() missing 1 required positional argument").
     outcomes = ARTEFACTS / f"python-{spec['python']}" if "python" in spec else ARTEFACTS
-    env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
+    env = {"MATRIX_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
     _, _, pytest_args = split_posargs(session.posargs)
     tests = [*spec["pytest"], "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args]
     session.run("pytest", *tests, env=env)
@@ -242,14 +248,14 @@ def dask(session: nox.Session) -> None:
 def compare(session: nox.Session) -> None:
     """Each patched old release's outcomes against its fixed release's."""
     session.install(".", *TEST_TOOLS)
-    session.run("pytest", "tests/matrix", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    session.run("pytest", "tests/matrix", env={"MATRIX_ARTEFACTS": str(ARTEFACTS)})
 
 
 @nox.session
 def results(session: nox.Session) -> None:
     """matrix/RESULTS.md from what the last matrix run (and any ``bench`` sessions) left in .artefacts/."""
     session.install(".", *TEST_TOOLS)
-    session.run("python", "-m", "matrix.results", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    session.run("python", "-m", "matrix.results", env={"MATRIX_ARTEFACTS": str(ARTEFACTS)})
 
 
 DEMO_CELLS = [name for name, spec in CELLS.items() if spec["demo"]]

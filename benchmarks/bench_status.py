@@ -19,7 +19,7 @@ interpreters (and their CPU time), against ``python -c pass``.  Goal:
 under 150 ms in an environment with cupy-cuda12x 13.3.0, warp-lang 1.6.0
 and nvidia-dali-cuda120 1.35.0.  By default the environment is this one;
 ``--build`` makes that environment with uv in a temporary directory (this
-checkout installed into it), ``--env PYTHON`` or ``GPUSHIM_BENCH_STATUS_PYTHON``
+checkout installed into it), ``--env PYTHON`` or ``BENCH_STATUS_PYTHON``
 names the interpreter of one already made.  On a machine whose cores are
 shared, wall time measures the neighbours too: read the minimum.
 
@@ -207,7 +207,7 @@ def main() -> None:
     arguments = parser.parse_args()
     print(f"Python {sys.version.split()[0]}")
     status_figures(arguments.runs)
-    python = arguments.env or os.environ.get("GPUSHIM_BENCH_STATUS_PYTHON")
+    python = arguments.env or os.environ.get("BENCH_STATUS_PYTHON")
     if arguments.build:
         with tempfile.TemporaryDirectory() as directory:
             command_figures(build(Path(directory)), arguments.runs)

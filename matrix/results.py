@@ -96,6 +96,22 @@ def rows() -> list[tuple[str, ...]]:
     return table
 
 
+def _demo_cells(result: dict) -> tuple[str, str]:
+    """What the demo says of one self-test verdict: only ``needed`` is a fix that did not work.
+
+    A probe that cannot run here (no CUDA device, a backport this release
+    cannot take) proves nothing either way, and says why in its own words.
+    """
+    verdict = result["verdict"]
+    if verdict == "effective":
+        return "fixed", f"bug: {result['without']}"
+    if verdict == "cannot-run":
+        return "cannot run here", f"why: {result['without']}"
+    if verdict == "needed":
+        return "STILL BROKEN", f"bug: {result['without']}"
+    return verdict, result["without"]
+
+
 def selftest_table(cells: list[str]) -> str:
     """The demo's table: per cell and affected patch, the bug without gpushim and with it.
 
@@ -108,8 +124,7 @@ def selftest_table(cells: list[str]) -> str:
         for result in saved(cell, "selftest") or []:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
-            fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
-            lines.append((cell, result["id"], fixed, f"bug: {result['without']}"))
+            lines.append((cell, result["id"], *_demo_cells(result)))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     table = "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
     missing = not_run(cells, "selftest")
