@@ -1,11 +1,12 @@
 """gpushim's sessions: lint, engine tests, the release matrix, Ray and Dask.
 
-``nox`` runs them all, a session per processor at a time, the longest
-first: the matrix, one environment per release cell of ``matrix/*.toml``
-(``nox -s matrix -- CELL ...`` for some of them, ``-- --wheelhouse DIR`` to
-install from DIR alone), the engine tests, then ``ray`` and ``dask`` run the
-README's Ray and Dask recipes on a local cluster, and ``compare``, alone and
-last, checks that every patched old release behaved as its fixed release
+``nox`` runs them all, a session per processor at a time, the fast ones
+first so that a newcomer sees a result within minutes: ``lint``, the engine
+tests on each Python, then the matrix, one environment per release cell of
+``matrix/*.toml`` (``nox -s matrix -- CELL ...`` for some of them, ``--
+--wheelhouse DIR`` to install from DIR alone), then ``ray`` and ``dask`` run
+the README's Ray and Dask recipes on a local cluster, and ``compare``, alone
+and last, checks that every patched old release behaved as its fixed release
 did.  A session's output is shown when it ends (``-j 1`` shows it as it
 comes).
 Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
@@ -37,7 +38,7 @@ from matrix.cells import TEST_TOOLS, load_cells  # noqa: E402
 
 nox.needs_version = ">=2026.10.20"  # sessions run in parallel
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "matrix", "tests", "ray", "dask", "compare"]
+nox.options.sessions = ["lint", "tests", "matrix", "ray", "dask", "compare"]
 # ``compare`` and ``demo`` read what the sessions before them left: they run alone, after them.
 nox.options.parallel = "auto"
 nox.options.allow_parallel = True

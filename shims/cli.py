@@ -35,7 +35,7 @@ EPILOG = """\
 states: applied (patched in this process), pending (gpushim is active here and patches
 the library when it is imported), inactive (would apply, but gpushim is not active in
 this process), not-affected, not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
-Report a patch that fails or a `needed` selftest verdict at https://github.com/gpushim/gpushim/issues"""
+Report a patch that fails or a `needed` selftest verdict with the output of `gpushim freeze`."""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
 
