@@ -45,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_import import copy_with_generated_patches  # noqa: E402
+from timing import title  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = ("cupy-cuda12x==13.3.0", "warp-lang==1.6.0", "nvidia-dali-cuda120==1.35.0", "numpy==2.2.6")
@@ -198,7 +199,7 @@ def build(directory: Path) -> str:
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--build", action="store_true", help=f"time the command in a new env with {RELEASES}")
