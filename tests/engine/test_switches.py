@@ -46,7 +46,7 @@ def test_invalid_values_warn_and_never_raise(target, monkeypatch, name, value, m
 
 def test_a_misspelt_switch_name_warns_with_the_name_it_is_nearest_to(target, monkeypatch):
     monkeypatch.setenv("GPUSHIM_DISABEL", "synth")
-    with pytest.warns(GpushimWarning, match="'GPUSHIM_DISABEL' is not a gpushim switch .* did you mean GPUSHIM_DISABLE"):
+    with pytest.warns(GpushimWarning, match="'GPUSHIM_DISABEL' is not a gpushim switch.* did you mean GPUSHIM_DISABLE"):
         registry_for(make_patch(target)).patch()
 
 
