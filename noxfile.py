@@ -1,11 +1,12 @@
 """gpushim's sessions: lint, engine tests, the release matrix, Ray and Dask.
 
-``nox`` runs them all, a session per processor at a time, the longest
-first: the matrix, one environment per release cell of ``matrix/*.toml``
-(``nox -s matrix -- CELL ...`` for some of them, ``-- --wheelhouse DIR`` to
-install from DIR alone), the engine tests, then ``ray`` and ``dask`` run the
-README's Ray and Dask recipes on a local cluster, and ``compare``, alone and
-last, checks that every patched old release behaved as its fixed release
+``nox`` runs them all, a session per processor at a time, the fast ones
+first so that a newcomer sees a result within minutes: ``lint``, the engine
+tests on each Python, then the matrix, one environment per release cell of
+``matrix/*.toml`` (``nox -s matrix -- CELL ...`` for some of them, ``--
+--wheelhouse DIR`` to install from DIR alone), then ``ray`` and ``dask`` run
+the README's Ray and Dask recipes on a local cluster, and ``compare``, alone
+and last, checks that every patched old release behaved as its fixed release
 did.  A session's output is shown when it ends (``-j 1`` shows it as it
 comes).
 Outside the default run: ``bench`` runs a cell's benchmarks, ``results``
@@ -37,7 +38,7 @@ from matrix.cells import TEST_TOOLS, load_cells  # noqa: E402
 
 nox.needs_version = ">=2026.10.20"  # sessions run in parallel
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "matrix", "tests", "ray", "dask", "compare"]
+nox.options.sessions = ["lint", "tests", "matrix", "ray", "dask", "compare"]
 # ``compare`` and ``demo`` read what the sessions before them left: they run alone, after them.
 nox.options.parallel = "auto"
 nox.options.allow_parallel = True
@@ -162,9 +163,14 @@ def install_cell(session: nox.Session, cell: str) -> dict:
 
 
 def run_into(session: nox.Session, path: Path, *args: str) -> None:
-    """Run a command with its standard output, and nothing else, written to ``path``."""
-    with path.open("w") as output:
+    """Run a command with its standard output, and nothing else, written to ``path`` once it has succeeded.
+
+    An interrupted or failed command leaves the last complete ``path`` as it was.
+    """
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w") as output:
         session.run(*args, stdout=output, stderr=None)
+    partial.replace(path)
 
 
 def save_selftest(session: nox.Session, cell: str) -> None:
@@ -182,13 +188,14 @@ def by_cell(names: list[str]):
 def matrix(session: nox.Session, cell: str) -> None:
     """One release cell: the contract of every patch, its library's tests, the derived states, self-test."""
     spec = install_cell(session, cell)
-    for old in ARTEFACTS.glob(f"cells/{cell}.*"):
-        old.unlink()
+    # A cell's results say what this run found, or nothing; the self-test the demo shows stays until replaced.
+    for stale in (f"{cell}.xml", f"{cell}.states.json"):
+        (ARTEFACTS / "cells" / stale).unlink(missing_ok=True)
     junit = ARTEFACTS / "cells" / f"{cell}.xml"
     # A cell on a Python of its own keeps its recorded outcomes out of ``compare``: exception messages
     # differ between Pythons (3.9 leaves the class out of "f() missing 1 required positional argument").
     outcomes = ARTEFACTS / f"python-{spec['python']}" if "python" in spec else ARTEFACTS
-    env = {"GPUSHIM_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
+    env = {"MATRIX_ARTEFACTS": str(outcomes), "MATRIX_CELL": cell}
     _, _, pytest_args = split_posargs(session.posargs)
     tests = [*spec["pytest"], "tests/contract", spec["tests"], f"--junitxml={junit}", *pytest_args]
     session.run("pytest", *tests, env=env)
@@ -242,14 +249,14 @@ def dask(session: nox.Session) -> None:
 def compare(session: nox.Session) -> None:
     """Each patched old release's outcomes against its fixed release's."""
     session.install(".", *TEST_TOOLS)
-    session.run("pytest", "tests/matrix", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    session.run("pytest", "tests/matrix", env={"MATRIX_ARTEFACTS": str(ARTEFACTS)})
 
 
 @nox.session
 def results(session: nox.Session) -> None:
     """matrix/RESULTS.md from what the last matrix run (and any ``bench`` sessions) left in .artefacts/."""
     session.install(".", *TEST_TOOLS)
-    session.run("python", "-m", "matrix.results", env={"GPUSHIM_ARTEFACTS": str(ARTEFACTS)})
+    session.run("python", "-m", "matrix.results", env={"MATRIX_ARTEFACTS": str(ARTEFACTS)})
 
 
 DEMO_CELLS = [name for name, spec in CELLS.items() if spec["demo"]]

@@ -41,6 +41,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import title  # noqa: E402
+
 TARGETS = ("cupy", "warp", "nvidia.dali")
 
 # Bytecode is written on the first runs and read on the others, as in a user's environment.
@@ -139,7 +143,7 @@ def bench(target: str, runs: int, wrapt_modules: set[str]) -> None:
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"default: those of {', '.join(TARGETS)} installed")
     parser.add_argument("--runs", type=int, default=3, help="fresh interpreters per arm (default 3, for the matrix)")

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import wrapt  # noqa: E402
-from timing import fastest_per_call_us, print_sites  # noqa: E402
+from timing import fastest_per_call_us, print_sites, title  # noqa: E402
 
 import gpushim  # noqa: E402
 from gpushim import wrappers  # noqa: E402
@@ -257,7 +257,7 @@ def dali_tensor() -> None:
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     print(f"Python {sys.version.split()[0]}, wrapt {wrapt.__version__}")
     for module, site in (("cupy", from_dlpack), ("warp", warp_array), ("nvidia.dali", dali_tensor)):
         try:

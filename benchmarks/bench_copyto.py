@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy  # noqa: E402
 import numpy  # noqa: E402
 import wrapt  # noqa: E402
-from timing import applied_here, fastest_per_call_us, print_wrapped, ready  # noqa: E402
+from timing import applied_here, fastest_per_call_us, print_wrapped, ready, title  # noqa: E402
 
 from gpushim.device import cuda_present  # noqa: E402
 from gpushim.patches.cupy.copyto_python_scalar import patch  # noqa: E402
@@ -39,7 +39,7 @@ ROUNDS = 200
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     record = applied_here(patch)
     if record is None:
         return

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cupy  # noqa: E402
 import numpy  # noqa: E402
 from cupy._core import _fusion_thread_local, fusion  # noqa: E402
-from timing import fastest_per_call_us, print_arms  # noqa: E402
+from timing import fastest_per_call_us, print_arms, title  # noqa: E402
 
 import gpushim  # noqa: E402
 from gpushim.patches.cupy._memory import untouched_memory  # noqa: E402
@@ -88,7 +88,7 @@ def trace(args):
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     gpushim.patch(patch.id)
     record = gpushim.record(patch.id)
     if record["state"] == "not-affected":

@@ -23,6 +23,10 @@ from pathlib import Path
 import gpushim
 import gpushim.patches
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import title  # noqa: E402
+
 RUNS = 21
 BUDGET_US = 5000
 SIZES = (50, 500)
@@ -94,6 +98,7 @@ def report(label: str, site: Path | None) -> None:
 
 
 def main() -> None:
+    print(title(__file__, __doc__))
     report(f"{len(gpushim.registry().ids)} patches", None)
     with tempfile.TemporaryDirectory() as root:
         for total in SIZES:

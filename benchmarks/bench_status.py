@@ -19,7 +19,7 @@ interpreters (and their CPU time), against ``python -c pass``.  Goal:
 under 150 ms in an environment with cupy-cuda12x 13.3.0, warp-lang 1.6.0
 and nvidia-dali-cuda120 1.35.0.  By default the environment is this one;
 ``--build`` makes that environment with uv in a temporary directory (this
-checkout installed into it), ``--env PYTHON`` or ``GPUSHIM_BENCH_STATUS_PYTHON``
+checkout installed into it), ``--env PYTHON`` or ``BENCH_STATUS_PYTHON``
 names the interpreter of one already made.  On a machine whose cores are
 shared, wall time measures the neighbours too: read the minimum.
 
@@ -45,6 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_import import copy_with_generated_patches  # noqa: E402
+from timing import title  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = ("cupy-cuda12x==13.3.0", "warp-lang==1.6.0", "nvidia-dali-cuda120==1.35.0", "numpy==2.2.6")
@@ -198,7 +199,7 @@ def build(directory: Path) -> str:
 
 
 def main() -> None:
-    print(f"{Path(__file__).name}: {__doc__.splitlines()[0]}")
+    print(title(__file__, __doc__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--build", action="store_true", help=f"time the command in a new env with {RELEASES}")
@@ -207,7 +208,7 @@ def main() -> None:
     arguments = parser.parse_args()
     print(f"Python {sys.version.split()[0]}")
     status_figures(arguments.runs)
-    python = arguments.env or os.environ.get("GPUSHIM_BENCH_STATUS_PYTHON")
+    python = arguments.env or os.environ.get("BENCH_STATUS_PYTHON")
     if arguments.build:
         with tempfile.TemporaryDirectory() as directory:
             command_figures(build(Path(directory)), arguments.runs)

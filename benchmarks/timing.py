@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import datetime
+import os
 import time
+from pathlib import Path
 
 import gpushim
 from gpushim.states import APPLIED, NOT_AFFECTED
+
+
+def title(path: str, doc: str) -> str:
+    """A benchmark's first lines: what it measures, and when, with which gpushim and how many patches."""
+    when = f"measured {datetime.date.today().isoformat()} with gpushim {gpushim.__version__}"
+    load = f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} processors"
+    return f"{Path(path).name}: {doc.splitlines()[0]}\n{when}, {len(gpushim.registry().ids)} patches, {load}"
 
 
 def applied_here(patch) -> dict | None:

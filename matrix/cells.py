@@ -23,7 +23,7 @@ else:
 
 MATRIX = Path(__file__).parent
 # Where a cell's tests record their corpus' outcomes and the cell its states, for ``compare`` and RESULTS.md.
-ARTEFACTS = Path(os.environ.get("GPUSHIM_ARTEFACTS", MATRIX.parent / ".artefacts"))
+ARTEFACTS = Path(os.environ.get("MATRIX_ARTEFACTS", MATRIX.parent / ".artefacts"))
 # What the tests need beside gpushim and the releases, in every cell and on a GPU host.
 TEST_TOOLS = ["pytest", "hypothesis", "tomli; python_version < '3.11'"]
 

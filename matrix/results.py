@@ -1,5 +1,8 @@
 """Write ``matrix/RESULTS.md`` from what the last matrix run left in the artefacts folder.
 
+Also the figures of ``docs/performance.md``: each block there names the cell
+and the benchmark whose last output it shows.
+
 Per cell and patch: its state, whether the probe showed the bug without
 gpushim (needed) and not with it (effective), whether its recorded outcomes
 equal the reference release's (faithful), and whether an unaffected release
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -21,6 +25,8 @@ from matrix.cells import ARTEFACTS, MATRIX, load_cells, load_references, not_run
 
 CELLS_DIR = ARTEFACTS / "cells"
 GPU_RUNS = MATRIX / "gpu-runs"
+PERFORMANCE = MATRIX.parent / "docs" / "performance.md"
+_FIGURES = re.compile(r"(<!-- (\S+) in (\S+), written by nox -s results -->\n).*?(?=<!-- end of figures -->)", re.S)
 
 
 def _tests(path: Path) -> tuple[str, bool]:
@@ -96,6 +102,22 @@ def rows() -> list[tuple[str, ...]]:
     return table
 
 
+def _demo_cells(result: dict) -> tuple[str, str]:
+    """What the demo says of one self-test verdict: only ``needed`` is a fix that did not work.
+
+    A probe that cannot run here (no CUDA device, a backport this release
+    cannot take) proves nothing either way, and says why in its own words.
+    """
+    verdict = result["verdict"]
+    if verdict == "effective":
+        return "fixed", f"bug: {result['without']}"
+    if verdict == "cannot-run":
+        return "cannot run here", f"why: {result['without']}"
+    if verdict == "needed":
+        return "STILL BROKEN", f"bug: {result['without']}"
+    return verdict, result["without"]
+
+
 def selftest_table(cells: list[str]) -> str:
     """The demo's table: per cell and affected patch, the bug without gpushim and with it.
 
@@ -108,8 +130,7 @@ def selftest_table(cells: list[str]) -> str:
         for result in saved(cell, "selftest") or []:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
-            fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
-            lines.append((cell, result["id"], fixed, f"bug: {result['without']}"))
+            lines.append((cell, result["id"], *_demo_cells(result)))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     table = "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
     missing = not_run(cells, "selftest")
@@ -180,6 +201,23 @@ def write_results() -> None:
     (MATRIX / "RESULTS.md").write_text("\n".join(lines) + "\n")
 
 
+def bench_output(cell: str, benchmark: str) -> str | None:
+    """What ``benchmark`` printed in ``cell``'s last ``bench`` session, if it ran here."""
+    scripts = load_cells()[cell]["benchmarks"]
+    path = CELLS_DIR / f"{cell}.bench{scripts.index(f'benchmarks/{benchmark}')}.txt"
+    return path.read_text().strip() if path.exists() and path.read_text().strip() else None
+
+
+def write_performance() -> None:
+    """Refill each figure block of docs/performance.md whose benchmark ran here; the others keep their last figures."""
+
+    def refill(block: re.Match) -> str:
+        output = bench_output(cell=block[3], benchmark=block[2])
+        return block[0] if output is None else f"{block[1]}\n```text\n{output}\n```\n\n"
+
+    PERFORMANCE.write_text(_FIGURES.sub(refill, PERFORMANCE.read_text()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo", nargs="+", metavar="CELL", help="print the demo table of these cells instead")
@@ -188,6 +226,7 @@ def main() -> None:
         print(selftest_table(arguments.demo))
     else:
         write_results()
+        write_performance()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import textwrap
 import gpushim
 
 from .plugins import labelled
-from .states import FAILED
+from .states import FAILED, NOT_INSTALLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ EPILOG = """\
 states: applied (patched in this process), pending (gpushim is active here and patches
 the library when it is imported), inactive (would apply, but gpushim is not active in
 this process), not-affected, not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
-Report a patch that fails or a `needed` selftest verdict at https://github.com/gpushim/gpushim/issues"""
+Report a patch that fails or a `needed` selftest verdict with the output of `gpushim freeze`."""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
 
@@ -64,6 +64,12 @@ def _status(arguments: argparse.Namespace) -> int:
     records = gpushim.status()
     if arguments.json:
         print(json.dumps([record.as_dict() for record in records], indent=2))
+    elif all(record["state"] == NOT_INSTALLED for record in records):
+        libraries = sorted({record["target"] or labelled(record) for record in records})
+        print(
+            f"None of the libraries gpushim patches ({', '.join(libraries)}) is installed for {sys.executable}; "
+            f"`gpushim patches` lists its {len(records)} patches."
+        )
     else:
         print(format_table(records))
         advice = upgrades(records)

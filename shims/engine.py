@@ -112,6 +112,7 @@ class Registry:
     def patch(self, *ids: str) -> None:
         """Apply the given patches (all by default) now or when their targets are imported."""
         hooks.call_back_for_missed()
+        switches.check_names()
         switches.configure_logging()
         self._strict = switches.strict()
         off = switches.disabled(self.ids)

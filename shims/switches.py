@@ -1,9 +1,11 @@
 """The environment variables that steer gpushim.
 
 They are read each time :func:`gpushim.patch` runs, never cached, so that a
-launcher or a test can change them.  An invalid value is reported with a
-:class:`GpushimWarning` and otherwise ignored: a typo in a variable must not
-make ``import gpushim.auto`` fail, whatever the warning filters say.
+launcher or a test can change them.  An invalid value, or a ``GPUSHIM_*``
+name that is none of them, is reported with a :class:`GpushimWarning`, once
+a process, with the nearest valid spelling, and otherwise ignored: a typo in
+the kill switch during an incident must be seen, and must not make ``import
+gpushim.auto`` fail, whatever the warning filters say.
 """
 
 from __future__ import annotations
@@ -16,11 +18,39 @@ DISABLE = "GPUSHIM_DISABLE"
 STRICT = "GPUSHIM_STRICT"
 LOG = "GPUSHIM_LOG"
 AUTO = "GPUSHIM_AUTO"
+NAMES = (AUTO, DISABLE, LOG, STRICT)
 
 _EVERYTHING = {"1", "all", "*"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 _LOG_LEVELS = ("debug", "info", "warning")
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Warn unless this process was told already: ``patch()`` and ``status()`` both read the switches."""
+    if message not in _warned:
+        _warned.add(message)
+        warn(message)
+
+
+def _nearest(word: str, choices) -> str | None:
+    """The choice ``word`` most likely misspells, if any is close; difflib is loaded only for a typo."""
+    try:
+        from difflib import get_close_matches
+    except ImportError:
+        return None
+    matches = get_close_matches(word, list(choices), n=1)
+    return matches[0] if matches else None
+
+
+def check_names() -> None:
+    """Warn about each ``GPUSHIM_*`` variable that gpushim does not read, naming the switch it is nearest to."""
+    prefix = "GPUSHIM_"
+    for name in sorted(key for key in os.environ if key.startswith(prefix) and key not in NAMES):
+        nearest = _nearest(name[len(prefix) :], [known[len(prefix) :] for known in NAMES])
+        hint = f"did you mean {prefix}{nearest}?" if nearest else f"gpushim reads {', '.join(NAMES)}"
+        _warn_once(f"{shorten(name)} is not a gpushim switch and is ignored; {hint}")
 
 
 def disabled(ids: list[str]) -> set[str]:
@@ -47,7 +77,9 @@ def disabled(ids: list[str]) -> set[str]:
     for pattern in patterns:
         matches = {id for id in ids if fnmatchcase(id, pattern) or id.startswith(f"{pattern}.")}
         if not matches:
-            warn(f"{DISABLE}: {shorten(pattern)} matches no gpushim patch; known ids: {', '.join(ids)}")
+            nearest = _nearest(pattern, sorted({*ids, *(id.split(".")[0] for id in ids)}))
+            hint = f"did you mean {nearest!r}?" if nearest else "`gpushim patches` lists the ids"
+            _warn_once(f"{DISABLE}: {shorten(pattern)} matches no gpushim patch; {hint}")
         off |= matches
     return off
 
@@ -57,7 +89,7 @@ def _flag(name: str, when_invalid: str) -> bool:
     if value in _TRUE:
         return True
     if value not in _FALSE:
-        warn(f"{name}={shorten(value)} is not one of 1 or 0; {when_invalid}")
+        _warn_once(f"{name}={shorten(value)} is none of 1, true, yes, on, 0, false, no, off; {when_invalid}")
     return False
 
 
@@ -77,12 +109,12 @@ def configure_logging() -> None:
     if not value:
         return
     if value not in _LOG_LEVELS:
-        warn(f"{LOG}={shorten(value)} is not one of {', '.join(_LOG_LEVELS)}; ignored")
+        _warn_once(f"{LOG}={shorten(value)} is not one of {', '.join(_LOG_LEVELS)}; ignored")
         return
     try:
         import logging
     except ImportError as missing:
-        warn(f"{LOG}={shorten(value)} is ignored: logging cannot be imported ({missing})")
+        _warn_once(f"{LOG}={shorten(value)} is ignored: logging cannot be imported ({missing})")
         return
     from .report import logger
 

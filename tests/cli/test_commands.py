@@ -125,6 +125,12 @@ def test_status_without_a_release_in_range_gives_no_upgrade(tmp_path):
     assert "upgrades" not in printed
 
 
+def test_status_with_no_library_it_patches_installed_says_so_in_one_line():
+    printed = command("gpushim", "status", env=environment()).stdout
+    assert printed.count("\n") == 1
+    assert printed.startswith("None of the libraries gpushim patches (cupy, nvidia.dali, warp) is installed for ")
+
+
 @pytest.fixture
 def failed(tmp_path):
     """Where a user's sitecustomize imports a ``warp`` that is not the warp-lang release its metadata names.

@@ -91,18 +91,23 @@ def test_the_wheel_carries_the_license_and_the_typing_marker(wheel):
     assert "gpushim/py.typed" in names
 
 
-def test_the_metadata_says_where_the_project_is_and_what_it_is_for(wheel):
+def test_the_metadata_says_what_it_is_for_and_names_no_address_that_does_not_exist_yet(wheel):
     metadata = zipfile.ZipFile(wheel).read(f"gpushim-{gpushim.__version__}.dist-info/METADATA").decode()
     fields = [line.split(": ", 1) for line in metadata.split("\n\n")[0].splitlines()]
     assert ["License-Expression", "Apache-2.0"] in fields
-    urls = dict(value.split(", ") for name, value in fields if name == "Project-URL")
-    assert set(urls) >= {"Homepage", "Source", "Issues", "Changelog"}
+    assert [value for name, value in fields if name in ("Home-page", "Project-URL")] == []
     classifiers = {value for name, value in fields if name == "Classifier"}
     assert {"Typing :: Typed", "Framework :: Pytest", "Environment :: GPU :: NVIDIA CUDA :: 12"} <= classifiers
 
 
-def test_the_readme_installs_this_release_and_the_changelog_dates_it():
-    assert f"python -m pip install gpushim=={gpushim.__version__}\n" in (ROOT / "README.md").read_text()
+def test_the_readme_installs_the_wheel_this_release_builds_pypi_only_after_publication_and_the_changelog_dates_it(
+    wheel,
+):
+    readme = (ROOT / "README.md").read_text()
+    assert f"python -m pip install wheels/{wheel.name}\n" in readme
+    before, after = readme.split("After publication", 1)
+    assert "pip install gpushim==" not in before
+    assert f"python -m pip install gpushim=={gpushim.__version__}\n" in after.split("##", 1)[0]
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert re.search(rf"^## {re.escape(gpushim.__version__)} \(\d{{4}}-\d\d-\d\d\)$", changelog, re.MULTILINE)
 

@@ -115,7 +115,7 @@ def recorded_in_a_fresh_interpreter(patch, affected: bool) -> dict:
     """
     from tests.support import run_python
 
-    artefacts = {key: os.environ[key] for key in ("GPUSHIM_ARTEFACTS",) if key in os.environ}
+    artefacts = {key: os.environ[key] for key in ("MATRIX_ARTEFACTS",) if key in os.environ}
     finished = run_python(RECORD.format(id=patch.id, root=ROOT), env=artefacts)
     assert finished.returncode == 0, finished.stderr[-3000:]
     document = json.loads(Path(finished.stdout.splitlines()[-1]).read_text())

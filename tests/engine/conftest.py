@@ -1,7 +1,9 @@
+import os
 import sys
 
 import pytest
 
+from gpushim import switches
 from tests.engine.synthetic import Target
 
 
@@ -20,5 +22,6 @@ def target(syspath):
 
 @pytest.fixture(autouse=True)
 def no_switches(monkeypatch):
-    for name in ("GPUSHIM_DISABLE", "GPUSHIM_STRICT", "GPUSHIM_LOG"):
-        monkeypatch.delenv(name, raising=False)
+    for name in [name for name in os.environ if name.startswith("GPUSHIM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(switches, "_warned", set())  # each test is a process of its own to the once-only warnings

@@ -31,7 +31,7 @@ def test_disable_leaves_other_patches_on(target, monkeypatch):
     ("name", "value", "message"),
     [
         ("GPUSHIM_DISABLE", "cupy.nothing_like_this", "matches no gpushim patch"),
-        ("GPUSHIM_STRICT", "maybe", "is not one of 1 or 0"),
+        ("GPUSHIM_STRICT", "maybe", "is none of 1, true, yes, on, 0, false, no, off"),
         ("GPUSHIM_LOG", "loud", "is not one of debug, info, warning"),
     ],
 )
@@ -42,6 +42,29 @@ def test_invalid_values_warn_and_never_raise(target, monkeypatch, name, value, m
         registry.patch()
         target.import_()
     assert target.module.compute(1) == 3
+
+
+def test_a_misspelt_switch_name_warns_with_the_name_it_is_nearest_to(target, monkeypatch):
+    monkeypatch.setenv("GPUSHIM_DISABEL", "synth")
+    with pytest.warns(GpushimWarning, match="'GPUSHIM_DISABEL' is not a gpushim switch.* did you mean GPUSHIM_DISABLE"):
+        registry_for(make_patch(target)).patch()
+
+
+def test_an_unknown_switch_name_far_from_any_lists_them(target, monkeypatch):
+    monkeypatch.setenv("GPUSHIM_COLOUR", "1")
+    with pytest.warns(GpushimWarning, match="gpushim reads GPUSHIM_AUTO, GPUSHIM_DISABLE"):
+        registry_for(make_patch(target)).patch()
+
+
+def test_a_misspelt_library_names_the_library_once(target, monkeypatch):
+    monkeypatch.setenv("GPUSHIM_DISABLE", "synht")
+    registry = registry_for(make_patch(target))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.patch()
+        registry.status()
+    messages = [str(warning.message) for warning in caught if warning.category is GpushimWarning]
+    assert messages == ["GPUSHIM_DISABLE: 'synht' matches no gpushim patch; did you mean 'synth'?"]
 
 
 def test_log_level_sets_the_gpushim_logger(target, monkeypatch):

@@ -6,6 +6,8 @@ cell too, where its probe shows the bug without gpushim and not with it.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from matrix import cells
@@ -41,3 +43,21 @@ def test_the_last_line_names_each_cell_not_run_what_was_looked_for_and_the_comma
         "warp-1.6.0 (not selected, or its session failed); "
         "to run them: nox -s \"selftest(cell='dali-1.35.0-py312')\" \"selftest(cell='warp-1.6.0')\" demo"
     )
+
+
+def test_only_a_fix_that_did_not_work_reads_still_broken(tmp_path, monkeypatch):
+    monkeypatch.setattr(cells, "ARTEFACTS", tmp_path)
+    (tmp_path / "cells").mkdir()
+    verdicts = [
+        {"id": "warp.fixed", "verdict": "effective", "without": "x.grad is [0, 0]"},
+        {"id": "warp.no_device", "verdict": "cannot-run", "without": "no CUDA device"},
+        {"id": "warp.broken", "verdict": "needed", "without": "x.grad is [0, 0]"},
+    ]
+    (tmp_path / "cells" / "warp-1.6.0.selftest.json").write_text(json.dumps(verdicts))
+    rows = [line.split("  ")[1:] for line in selftest_table(["warp-1.6.0"]).splitlines()[1:]]
+    said = [[part.strip() for part in row if part.strip()] for row in rows]
+    assert said == [
+        ["warp.fixed", "fixed", "bug: x.grad is [0, 0]"],
+        ["warp.no_device", "cannot run here", "why: no CUDA device"],
+        ["warp.broken", "STILL BROKEN", "bug: x.grad is [0, 0]"],
+    ]
