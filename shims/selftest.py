@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import gpushim
 
 from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
-from .states import DISABLED, INACTIVE, NOT_INSTALLED, PENDING
+from .states import DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED, PENDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
             result["verdict"], result["without"] = PROBE_ERROR, record["reason"]
         elif record["state"] in (NOT_INSTALLED, DISABLED):
             result["verdict"] = f"skipped: {record['state']}"
+        elif record["state"] == NOT_BACKPORTED:  # the bug is there and stays: no probe can find the patch effective
+            result["verdict"], result["without"] = CANNOT_RUN, record["reason"]
         else:
             libraries.setdefault(record["target"], []).append(result)
     _each_library_at_once(list(libraries.values()), say)

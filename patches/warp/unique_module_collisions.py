@@ -30,10 +30,11 @@ and NVIDIA/warp@1ff6807ef (every loop iteration's value is hashed, not the
 last one's), and GH-1231, fixed by NVIDIA/warp@6148820fd (a generic kernel
 without overloads salts the name with its adjoint's hash, which covers the
 functions it refers to); all in 1.12.0 (``git tag --contains``: v1.12.0 first, for all three).
-``module="unique"`` first hashes names in 1.10.0; the reuse came with
-GH-995: NVIDIA/warp@437095e85 in 1.11.0, backported to 1.10.1 as
-NVIDIA/warp@bec69589f.  Run at both ends: 1.10.0 and 1.11.1 have the bug,
-1.12.0 not.
+``module="unique"`` came with NVIDIA/warp@2eda9e8e4 (v1.7.0 first), naming
+the module by the hash from the start; the reuse came with GH-995:
+NVIDIA/warp@437095e85 in 1.11.0, backported to 1.10.1 as
+NVIDIA/warp@bec69589f.  Run: 1.7.0, 1.9.1, 1.10.0, 1.10.1 and 1.11.1 have
+the bug, 1.12.0 not.
 
 How the fix works.  ``warp.kernel`` (``warp._src.context.kernel``) is wrapped.
 Any other ``module`` goes to the release untouched.  For ``"unique"`` the
@@ -55,7 +56,11 @@ with them the kernel cache's directories, differ from unpatched builds
 wherever the release collided and for kernels with deferred expressions;
 the code inside is the release's.
 
-Not backported.  1ff6807ef's other half: an ordinary module's hash (the
+Not backported.  Releases 1.7.0 to 1.9.x, which have the bug as 1.10.0 has
+it (1.7.0's kernels over ``[100, 200]``, ``[999, 200]`` and ``[999, 888]``
+all write ``[100, 200]``): their code lives in ``warp.context`` and
+``warp.codegen``, not in the ``warp._src`` that the patch reads and
+wraps, and status says ``not-backported`` there.  1ff6807ef's other half: an ordinary module's hash (the
 kernel cache's key) still sees a deferred ``wp.static()`` expression's last
 value only.  1.12.0's verbose-mode messages.
 
@@ -81,6 +86,7 @@ patch = Patch(
     fixed_in="1.12.0",
     issue="NVIDIA/warp GH-1211, GH-1231",
     fix="NVIDIA/warp@5eb19e96a, @1ff6807ef, @6148820fd",
+    not_backported={">=1.7.0,<1.10.0": "the patch reads and wraps warp._src, which Warp has from 1.10.0"},
     summary='Kernels of one module="unique" factory share a module: the second runs the first one\'s values or code.',
 )
 
