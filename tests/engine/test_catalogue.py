@@ -38,6 +38,8 @@ BROKEN = {
     "wrong_id": patch_source("synth.another_id"),
     "bad_range": patch_source("synth.bad_range", affected=">=one"),
     "fixed_inside": patch_source("synth.fixed_inside", affected=">=1.0"),
+    "fixed_unreached": patch_source("synth.fixed_unreached").replace("affected=", 'not_backported={">=2.0": "-"}, affected='),
+    "bad_unreached": patch_source("synth.bad_unreached").replace("affected=", 'not_backported={"<one": "-"}, affected='),
     "no_prober": patch_source("synth.no_prober").replace("@patch.prober", ""),
     "no_applier": patch_source("synth.no_applier").replace("@patch.applier", ""),
 }
@@ -47,6 +49,8 @@ REASONS = {
     "wrong_id": "declares the id 'synth.another_id'",
     "bad_range": "is not a version specifier",
     "fixed_inside": "fixed_in 2.0 lies inside affected >=1.0",
+    "fixed_unreached": "fixed_in 2.0 lies inside not_backported >=2.0",
+    "bad_unreached": "not_backported '<one' is not a version specifier",
     "no_prober": "declares no prober",
     "no_applier": "declares no applier",
 }
