@@ -120,7 +120,9 @@ def test_an_applier_can_declare_the_install_not_affected(target):
 UNREACHED = {"<1.0": "synth 0.x computes elsewhere"}
 
 
-@pytest.mark.parametrize(("version", "state"), [("0.9.0", "not-backported"), ("1.5.0", "applied"), ("2.0.0", "not-affected")])
+@pytest.mark.parametrize(
+    ("version", "state"), [("0.9.0", "not-backported"), ("1.5.0", "applied"), ("2.0.0", "not-affected")]
+)
 def test_a_release_with_the_bug_that_the_backport_does_not_reach_is_not_backported(syspath, version, state):
     target = Target(syspath, version=version)
     registry = registry_for(make_patch(target, not_backported=UNREACHED))

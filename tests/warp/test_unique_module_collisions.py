@@ -44,6 +44,7 @@ COLLIDED_1_10_0 = {
     "other values give other kernels": True,
 }
 
+
 def corpus(cache: Path, *arguments: str) -> tuple[dict, str, list[str]]:
     """(outcomes, the patch's state, how Warp loaded each module) of one run of the corpus on ``cache``."""
     finished = run_python(
@@ -85,7 +86,7 @@ def test_effective_each_kernel_runs_its_own_values_and_callee(runs, run):
 def test_a_shared_kernel_cache_serves_each_kind_of_process_its_own_builds(runs):
     """Unpatched builds keep their names; patched builds get other names, so each is found again, never the other."""
     (first, _, compiled), (second, _, compiled_patched), (third, _, again), (fourth, _, again_patched) = runs
-    # Unpatched, 1.10.0 builds every kernel but the one whose module hashes as the first's; later releases, one a factory.
+    # Unpatched, 1.10.0 builds each kernel but the one whose module hashes as the first's; later, one a factory.
     unpatched = ["compiled", "cached"] + ["compiled"] * 5 if GATE.release[1] == "1.10.0" else ["compiled"] * 3
     assert compiled == unpatched and compiled_patched == ["compiled"] * 7
     assert (third, again) == (first, ["cached"] * len(unpatched))
