@@ -89,7 +89,8 @@ def rows() -> list[tuple[str, ...]]:
                 continue
             release = f"{record['distribution']}-{record['installed_version']}"
             needed, effective = _selftest_cells(verdicts.get(record["id"]))
-            harmless = ("yes" if passed else "NO") if record["state"] == "not-affected" else "-"
+            untouched = record["state"] in ("not-affected", "not-backported")
+            harmless = ("yes" if passed else "NO") if untouched else "-"
             faithful = _faithful(record["id"], cell, release, record["state"], references)
             gpu = _gpu(runs.get(cell), record["id"])
             table.append((cell, record["id"], record["state"], needed, effective, faithful, harmless, tests, gpu))
@@ -109,6 +110,8 @@ def selftest_table(cells: list[str]) -> str:
             if result["verdict"].startswith("skipped") or result["verdict"] == "not-needed":
                 continue
             fixed = "fixed" if result["verdict"] == "effective" else "STILL BROKEN"
+            if result["state"] == "not-backported":
+                fixed = "not backported"
             lines.append((cell, result["id"], fixed, f"bug: {result['without']}"))
     widths = [max(len(line[i]) for line in lines) for i in range(4)]
     table = "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
