@@ -54,7 +54,7 @@ patch = Patch(
     fixed_in="1.15.0",
     issue="NVIDIA/warp GH-1533",
     fix="NVIDIA/warp@05b9d2a42",
-    not_backported={">=1.0.0,<1.2.0": "Warp before 1.2.0 passes no offsets to the copy's gradient at all"},
+    not_backported={">=1.0.0,<1.2.0": "Warp 1.1 records the copy's gradient without offsets, 1.0 not at all"},
     summary="The gradient of wp.copy reads dest's adjoint from src_offset and writes src's at dest_offset.",
 )
 

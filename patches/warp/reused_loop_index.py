@@ -58,7 +58,7 @@ patch = Patch(
     fixed_in="1.16.0",
     issue="NVIDIA/warp#1534",
     fix="NVIDIA/warp@4f90c8a3f",
-    not_backported={"==1.4.0": "1.4.0 records constant loop indices only inside dynamic loops, unlike what is patched"},
+    not_backported={"==1.4.0": "1.4.0 records constant loop indices only in dynamic loops, not where the patch looks"},
     summary="An unrolled range() loop's index reused by a later while or dynamic for loop loses its updates.",
 )
 
