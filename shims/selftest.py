@@ -22,6 +22,10 @@ switched off once that module has: its probe runs in an interpreter of its
 own, with ``GPUSHIM_DISABLE=id`` and gpushim active before the library is
 imported, where an import that fails shows its bug.
 
+A patch ``not-backported`` to the installed release runs no probe: its
+bug is there with gpushim as without, so its verdict is ``cannot-run``,
+with the reason ``gpushim status`` gives.
+
 The probes run through :mod:`gpushim.probing`, the contract's runner too:
 when an interpreter does not end cleanly (a probe crashed it, say), each of
 its probes runs again in an interpreter of its own, where dying counts as
