@@ -95,7 +95,8 @@ def rows() -> list[tuple[str, ...]]:
                 continue
             release = f"{record['distribution']}-{record['installed_version']}"
             needed, effective = _selftest_cells(verdicts.get(record["id"]))
-            harmless = ("yes" if passed else "NO") if record["state"] == "not-affected" else "-"
+            untouched = record["state"] in ("not-affected", "not-backported")
+            harmless = ("yes" if passed else "NO") if untouched else "-"
             faithful = _faithful(record["id"], cell, release, record["state"], references)
             gpu = _gpu(runs.get(cell), record["id"])
             table.append((cell, record["id"], record["state"], needed, effective, faithful, harmless, tests, gpu))
@@ -105,10 +106,13 @@ def rows() -> list[tuple[str, ...]]:
 def _demo_cells(result: dict) -> tuple[str, str]:
     """What the demo says of one self-test verdict: only ``needed`` is a fix that did not work.
 
-    A probe that cannot run here (no CUDA device, a backport this release
-    cannot take) proves nothing either way, and says why in its own words.
+    A probe that cannot run here (no CUDA device) proves nothing either way,
+    and a bug whose backport this release cannot take is no failed fix: each
+    says why in its own words.
     """
     verdict = result["verdict"]
+    if result["state"] == "not-backported":
+        return "not backported", f"why: {result['reason']}"
     if verdict == "effective":
         return "fixed", f"bug: {result['without']}"
     if verdict == "cannot-run":

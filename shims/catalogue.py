@@ -111,7 +111,8 @@ def validate(patch: Patch, id: str) -> None:
     if patch.before is not None and not callable(patch.prepare):
         raise InvalidDeclaration(f"{id} acts before {patch.before} but declares no preparer")
     python = [("python", patch.python)] if patch.python is not None else []
-    for name, specifier in [("affected", patch.affected), *patch.only_with.items(), *python]:
+    unreached = [("not_backported", specifier) for specifier in patch.not_backported]
+    for name, specifier in [("affected", patch.affected), *unreached, *patch.only_with.items(), *python]:
         try:
             releases.is_affected("0", specifier)
         except Exception as error:
@@ -124,3 +125,6 @@ def validate(patch: Patch, id: str) -> None:
         raise InvalidDeclaration(f"{id}: fixed_in {patch.fixed_in!r} is not a version ({error})") from None
     if fixed:
         raise InvalidDeclaration(f"{id}: fixed_in {patch.fixed_in} lies inside affected {patch.affected}")
+    for specifier in patch.not_backported:
+        if releases.is_affected(patch.fixed_in, specifier):
+            raise InvalidDeclaration(f"{id}: fixed_in {patch.fixed_in} lies inside not_backported {specifier}")

@@ -34,7 +34,8 @@ This command reports what gpushim does on this install; it never imports a GPU l
 EPILOG = """\
 states: applied (patched in this process), pending (gpushim is active here and patches
 the library when it is imported), inactive (would apply, but gpushim is not active in
-this process), not-affected, not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
+this process), not-affected, not-backported (the release has the bug, and the patch does not
+reach it: see reason), not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
 Report a patch that fails or a `needed` selftest verdict with the output of `gpushim freeze`."""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
@@ -106,11 +107,20 @@ def patch_table(records: Sequence[Fields] | None = None) -> str:
     """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
+        unreached = "".join(f"; not backported: `{specifier}`" for specifier in _not_backported(record["id"]))
         rows.append(
-            f"| `{labelled(record)}` | {record['target']} | `{record['affected']}` | {record['fixed_in'] or 'not yet'} "
-            f"| {record['upstream']} | {record['summary']} |"
+            f"| `{labelled(record)}` | {record['target']} | `{record['affected']}`{unreached} "
+            f"| {record['fixed_in'] or 'not yet'} | {record['upstream']} | {record['summary']} |"
         )
     return "\n".join(rows)
+
+
+def _not_backported(id: str) -> dict[str, str]:
+    """The releases patch ``id`` declares affected but not backported to; none where it cannot be loaded."""
+    try:
+        return gpushim.registry()[id].not_backported
+    except Exception:
+        return {}
 
 
 def patch_list(records: Sequence[Fields], width: int) -> str:

@@ -48,6 +48,11 @@ class Patch:
     the bug needs to be absent (found without importing them) or attributes
     written ``module:attribute.path`` (``ast:Constant.n``, looked up without
     running code: no property or module ``__getattr__``).
+
+    ``not_backported`` maps specifiers of releases that have the bug but
+    that the backport does not reach to the reason why (``{">=1.0.2,<1.6.0":
+    "..."}``): there the state is ``not-backported``, with that reason,
+    rather than ``not-affected``, and nothing is patched.
     """
 
     __slots__ = (
@@ -62,6 +67,7 @@ class Patch:
         "before",
         "python",
         "missing",
+        "not_backported",
         "apply",
         "prepare",
         "probe",
@@ -81,6 +87,7 @@ class Patch:
         before: str | None = None,
         python: str | None = None,
         missing: tuple[str, ...] = (),
+        not_backported: dict[str, str] | None = None,
     ) -> None:
         self.id = id
         self.affected = affected
@@ -93,6 +100,7 @@ class Patch:
         self.before = before
         self.python = python
         self.missing = tuple(missing)
+        self.not_backported = dict(not_backported or {})
         self.apply: Applier | None = None
         self.prepare: Preparer | None = None
         self.probe: Prober | None = None

@@ -10,7 +10,7 @@ import importlib.util
 import sys
 
 import gpushim
-from gpushim.states import APPLIED, NOT_AFFECTED, NOT_INSTALLED
+from gpushim.states import APPLIED, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED
 
 
 def installed_versions() -> dict[str, str]:
@@ -23,8 +23,7 @@ def installed_versions() -> dict[str, str]:
 
 
 def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
-    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
-    from packaging.specifiers import SpecifierSet
+    """``applied``, ``not-affected``, ``not-backported`` or ``not-installed``: what patch ``id`` must end as."""
     from packaging.utils import canonicalize_name
 
     installed = installed_versions() if installed is None else installed
@@ -34,7 +33,10 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     ]
     if not versions:
         return NOT_INSTALLED
-    conditions = [(versions[0], patch.affected)]
+    unreached = not _contains(versions[0], patch.affected) and any(
+        _contains(versions[0], spec) for spec in patch.not_backported
+    )
+    conditions = [] if unreached else [(versions[0], patch.affected)]
     conditions += [(installed.get(canonicalize_name(name)), spec) for name, spec in patch.only_with.items()]
     if patch.python is not None:
         conditions.append((".".join(map(str, sys.version_info[:3])), patch.python))
@@ -42,10 +44,15 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
         module, _, path = name.partition(":")
         if _in_namespaces(module, path) if path else importlib.util.find_spec(name) is not None:
             return NOT_AFFECTED
-    inside = all(
-        version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
-    )
-    return APPLIED if inside else NOT_AFFECTED
+    if not all(version is not None and _contains(version, spec) for version, spec in conditions):
+        return NOT_AFFECTED
+    return NOT_BACKPORTED if unreached else APPLIED
+
+
+def _contains(version: str, specifier: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(specifier).contains(version, prereleases=True)
 
 
 def _in_namespaces(module: str, path: str) -> bool:

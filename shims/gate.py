@@ -15,7 +15,7 @@ import sys
 from . import releases
 from .errors import TargetMismatch
 from .importhook import is_imported
-from .states import NOT_AFFECTED, NOT_INSTALLED
+from .states import NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ def gate(
 ) -> tuple[str | None, str, Release | None]:
     """``(state, reason, release)`` when the install decides the patch's state, else ``(None, why, release)``.
 
+    A release in one of the patch's ``not_backported`` ranges, in an
+    environment that has the bug, is ``not-backported``, with its reason.
+
     The release is read now, starting from ``module`` (the target, or the
     module ``name`` of it about to execute) when there is one: the
     distribution whose folder holds it, and whose version agrees with its
@@ -49,8 +52,11 @@ def gate(
         return NOT_INSTALLED, f"no distribution of {library.target} is installed", None
     release = _release_of(module, found)
     distribution, version = release
+    unreached = None
     if not releases.is_affected(version, patch.affected):
-        return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
+        unreached = next((spec for spec in patch.not_backported if releases.is_affected(version, spec)), None)
+        if unreached is None:
+            return NOT_AFFECTED, f"{distribution} {version} is outside {patch.affected}", release
     held = []
     for other, specifier in patch.only_with.items():
         theirs = _dependency_release(other, listings)
@@ -70,6 +76,9 @@ def gate(
         if (_holds if ":" in missing else _findable)(missing):
             return NOT_AFFECTED, f"the bug needs {what}, and {missing} is found", release
         held.append(what)
+    if unreached is not None:
+        why = f"{distribution} {version} has the bug; not backported to {unreached}"
+        return NOT_BACKPORTED, f"{why}: {patch.not_backported[unreached]}", release
     return None, "; ".join(held), release
 
 

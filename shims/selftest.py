@@ -22,6 +22,10 @@ switched off once that module has: its probe runs in an interpreter of its
 own, with ``GPUSHIM_DISABLE=id`` and gpushim active before the library is
 imported, where an import that fails shows its bug.
 
+A patch ``not-backported`` to the installed release runs no probe: its
+bug is there with gpushim as without, so its verdict is ``cannot-run``,
+with the reason ``gpushim status`` gives.
+
 The probes run through :mod:`gpushim.probing`, the contract's runner too:
 when an interpreter does not end cleanly (a probe crashed it, say), each of
 its probes runs again in an interpreter of its own, where dying counts as
@@ -38,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 import gpushim
 
 from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
-from .states import DISABLED, INACTIVE, NOT_INSTALLED, PENDING
+from .states import DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED, PENDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,6 +81,8 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
             result["verdict"], result["without"] = PROBE_ERROR, record["reason"]
         elif record["state"] in (NOT_INSTALLED, DISABLED):
             result["verdict"] = f"skipped: {record['state']}"
+        elif record["state"] == NOT_BACKPORTED:  # the bug is there and stays: no probe can find the patch effective
+            result["verdict"], result["without"] = CANNOT_RUN, record["reason"]
         else:
             libraries.setdefault(record["target"], []).append(result)
     _each_library_at_once(list(libraries.values()), say)

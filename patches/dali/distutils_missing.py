@@ -1,4 +1,4 @@
-"""DALI 1.33 to 1.35 cannot be imported on Python 3.12 without setuptools: ``gast_util`` imports ``distutils``.
+"""DALI 1.33 to 1.43 cannot be imported on Python 3.12 without setuptools: ``gast_util`` imports ``distutils``.
 
 What breaks.  ``import nvidia.dali`` imports the autograph copy that DALI
 vendors for conditionals, whose ``nvidia/dali/_autograph/pyct/gast_util.py``
@@ -17,10 +17,16 @@ first, so on 3.12 the bug shows from 1.33.0 (the first release that
 imports there with setuptools) on.
 
 Fixed upstream.  NVIDIA/DALI#5687 (merged 2024-10-23, after 1.42.0, whose
-failure NVIDIA/DALI#5679 reports; so in 1.43.0) moves DALI from
-``distutils`` to ``packaging``.  The DALI mirror cannot be fetched here
-(its snapshot is larger than allowed), so the tag is inferred from the
-dates, not from ``git tag --contains``.
+failure NVIDIA/DALI#5679 reports) moves DALI from ``distutils`` to
+``packaging``, first in 1.44.0.  The DALI mirror cannot be fetched here (its
+snapshot is larger than allowed) and the main wheels of 1.36 to 1.52 cannot
+be installed, but the pull request changed the TensorFlow plugin together
+with DALI's Python code, and the registry has that plugin's sdist of every
+release (``nvidia-dali-tf-plugin-cuda120``), each naming its release's
+commit: 1.42.0 (3c97d9b61) and 1.43.0 (4562f157a) still import
+``StrictVersion`` and ``LooseVersion`` from ``distutils.version``, 1.44.0
+(a0feb6cd9) imports ``packaging.version`` and requires ``packaging``.  So
+1.43.0 has the bug and 1.44.0 is the first fixed release.
 
 How the fix works.  Right before ``gast_util`` executes, the patch puts in
 ``sys.modules`` a ``distutils`` package and a ``distutils.version`` module
@@ -56,8 +62,8 @@ from gpushim.patches.dali._before_gast_util import GAST_UTIL, conditional_pipeli
 
 patch = Patch(
     id="dali.distutils_missing",
-    affected=">=1.33.0,<1.43.0",
-    fixed_in="1.43.0",
+    affected=">=1.33.0,<1.44.0",
+    fixed_in="1.44.0",
     issue="NVIDIA/DALI#5679",
     fix="NVIDIA/DALI#5687",
     summary="import nvidia.dali raises ModuleNotFoundError: No module named 'distutils' on Python 3.12+.",

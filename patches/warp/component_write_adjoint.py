@@ -54,11 +54,10 @@ subscripts from a name is keyed on this patch too
 (``_codegen.key_builds_apart``), and patched and unpatched builds never
 serve each other, in memory or in a shared kernel cache directory.
 
-Not backported.  Releases before 1.6.0, which have the bug too (1.0.2 and
-1.5.1 give zeros): they have no ``type_is_transformation`` to reach a
+Not backported.  Releases before 1.6.0, which have the bug too (run: 1.0.0,
+1.0.2, 1.1.0, 1.4.0 and 1.5.1 give zeros): they have no ``type_is_transformation`` to reach a
 transform's fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
-``ModuleHasher`` to key builds on; there the probe raises
-``ProbeCannotRun`` saying so, since nothing makes it pass.  Also 1.14.0's
+``ModuleHasher`` to key builds on; status says ``not-backported`` there.  Also 1.14.0's
 check of the slot's gradient in ``verify_fp`` builds
 (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's clearing of overwritten gradients on
 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
@@ -66,7 +65,7 @@ back, but a module loaded while patched keeps its build until Warp hashes
 it again.
 
 The probe.  ``y[i].y = 2.0 * x[i]`` on the CPU under a tape, seeded with
-ones, which must give ``x.grad = [2, 2]``; before 1.6.0 it cannot run.
+ones, which must give ``x.grad = [2, 2]``.
 """
 
 from __future__ import annotations
@@ -74,7 +73,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from gpushim import Parameters, Patch, ProbeCannotRun, TargetMismatch, expect
+from gpushim import Parameters, Patch, TargetMismatch, expect
 from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
 
 patch = Patch(
@@ -83,6 +82,10 @@ patch = Patch(
     fixed_in="1.14.0",
     issue="NVIDIA/warp GH-583, GH-248, GH-1174",
     fix="NVIDIA/warp@560ad813b",
+    not_backported={
+        ">=1.0.0,<1.6.0": "Warp before 1.6.0 lacks what the backport builds on (type_is_transformation, "
+        "non_atomic_types, ModuleHasher)"
+    },
     summary="Assigning to a component or field of an array element (y[i].x = v) drops the gradient of v.",
 )
 
@@ -347,11 +350,6 @@ def _probe():
     import numpy as np
     import warp
 
-    if tuple(int(part) for part in warp.config.version.split(".")[:2]) < (1, 6):
-        raise ProbeCannotRun(
-            f"Warp {warp.config.version} has this bug too (NVIDIA/warp GH-583), but gpushim backports the fix "
-            "to 1.6.0 and later only; Warp 1.14.0 has the fix"
-        )
     warp.config.quiet = True
     warp.init()
 

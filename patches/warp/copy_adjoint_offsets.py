@@ -1,4 +1,4 @@
-"""The gradient of ``wp.copy`` reads and writes the wrong ranges when its offsets differ (Warp 1.2.0 to 1.14.x).
+"""The gradient of ``wp.copy`` reads and writes the wrong ranges when its offsets differ (Warp 1.x before 1.15.0).
 
 What breaks.  ``wp.copy(dest, src, dest_offset, src_offset, count)`` records
 ``adj_copy`` on the tape, which copies ``dest``'s gradient back into
@@ -32,8 +32,13 @@ over record their gradient without ``adj_copy``, already swapped.  Nothing
 here is compiled into kernels; Warp's module hashes and kernel cache are
 unaffected.
 
-Not backported.  1.15.0's tests.  The 1.1.x gradients, which ignore the
-offsets altogether, are another bug, fixed in 1.2.0.
+Not backported.  1.15.0's tests.  Releases 1.0.x and 1.1.x, where the
+gradient of such a copy is wrong too, each in a way of its own: 1.0.x
+records no gradient of ``wp.copy`` on the tape (run: 1.0.0 and 1.0.2 give
+``src.grad = [0, 0, 0, 0]``), 1.1.x has ``adj_copy`` without offsets and
+copies the whole gradient; 1.2.0 fixed that first.  Mending them would
+backport 1.2.0's recording as well, so status says ``not-backported``
+there.
 
 The probe.  That copy on the CPU under a tape, whose backward must give
 ``src.grad = [0, 3, 4, 0]``.
@@ -49,6 +54,7 @@ patch = Patch(
     fixed_in="1.15.0",
     issue="NVIDIA/warp GH-1533",
     fix="NVIDIA/warp@05b9d2a42",
+    not_backported={">=1.0.0,<1.2.0": "Warp 1.1 records the copy's gradient without offsets, 1.0 not at all"},
     summary="The gradient of wp.copy reads dest's adjoint from src_offset and writes src's at dest_offset.",
 )
 

@@ -1,4 +1,4 @@
-"""Warp 1.4.2 to 1.15.x drop the updates of an unrolled loop's index reused by a later ``while`` or dynamic loop.
+"""Warp 1.4.0, 1.4.2 to 1.15.x drop the updates of an unrolled loop's index reused by a later ``while`` or dynamic loop.
 
 What breaks.  Warp unrolls ``for i in range(2)`` and records ``i`` as a
 constant loop index, so that ``materialize_redefinitions`` never carries a
@@ -29,10 +29,14 @@ kernel or function whose loops assign a name that some ``for`` loop uses as
 its index differs while the patch is applied, in memory and in the kernel
 cache directory (``_codegen.key_builds_apart``).
 
-Not backported.  1.16.0's tests and documentation.  1.4.0 also gives 0 for
-upstream's example, from older internals (no index record outside dynamic
-loops); 1.4.1 gives 31 but raises "Error mutating a constant" where the
-leftover index is incremented.  Neither is in the range.  ``unpatch()``
+Not backported.  1.16.0's tests and documentation.  1.4.0, which gives 0
+for upstream's example too (run; 1.3.x and before give 31), from older
+internals: it records constant indices only inside a dynamic loop, in a
+set that each dynamic loop starts and ends
+(``begin_record_constant_iter_symbols``), which the patch's wrappers do
+not follow; status says ``not-backported`` there.  1.4.1 gives 31 but
+raises "Error mutating a constant" where the leftover index is
+incremented: a bug of its own, loud, and not in the range.  ``unpatch()``
 leaves a module already loaded while patched as it is until Warp hashes it
 again.
 
@@ -54,6 +58,7 @@ patch = Patch(
     fixed_in="1.16.0",
     issue="NVIDIA/warp#1534",
     fix="NVIDIA/warp@4f90c8a3f",
+    not_backported={"==1.4.0": "1.4.0 records constant loop indices only in dynamic loops, not where the patch looks"},
     summary="An unrolled range() loop's index reused by a later while or dynamic for loop loses its updates.",
 )
 

@@ -1,30 +1,40 @@
 """Kernels made by one ``module="unique"`` factory share a module: the second runs the first's code.
 
-What breaks.  From 1.10.1, ``@wp.kernel(module="unique")`` names the kernel's
-module after a hash of its content and, when a module of that name exists
-already, hands back that module's kernel instead of the new one.  The name is
-hashed before two things are known, so kernels that differ in them get one
-name:
+What breaks.  ``@wp.kernel(module="unique")`` names the kernel's module
+after a hash of its content.  The name is hashed before two things are
+known, so kernels that differ in them get one name:
 
 - a ``wp.static()`` expression that reads a loop variable
   (``wp.static(values[i])``) is evaluated only when the module is built, so a
-  factory's kernels over ``[100, 200]`` and over ``[999, 888]`` both write
-  ``[100, 200]``;
+  factory's kernels over ``[100, 200]`` and over ``[999, 888]`` are named
+  alike;
 - a generic kernel (an ``Any`` argument) has no overloads yet, so a factory
-  closing over different ``@wp.func`` callees makes kernels that all call the
-  first factory's callee.
+  closing over different ``@wp.func`` callees makes kernels named alike.
 
-Nothing raises; the second kernel silently runs the first one's values or
-code (MuJoCo-Warp builds its kernels this way).  1.10.0 made a new module per
-kernel and had no such collision.
+From 1.10.1, a module of a name that exists already hands back its kernel
+instead of the new one: the second kernel silently runs the first one's
+values (the factory over ``[999, 888]`` writes ``[100, 200]``) or callee,
+where its arguments have the first one's types.  Where they do not
+(upstream's GH-1231 case: callees that take two struct types), launching
+the second raises ``WarpCodegenError``, the first one's callee refusing the
+second struct.  1.10.0 reuses nothing but builds each kernel into a module
+of that one name: a kernel whose module hashes as the first one's (the
+deferred values' last iteration is all the hash sees) is served the first
+one's build and silently writes its values; the others raise
+``RuntimeError: Failed to find forward kernel`` at launch.  MuJoCo-Warp
+builds its kernels this way.
 
 Fixed upstream.  NVIDIA/warp GH-1211, fixed by NVIDIA/warp@5eb19e96a (the
 name hashes the module after resolving deferred ``wp.static()`` expressions)
 and NVIDIA/warp@1ff6807ef (every loop iteration's value is hashed, not the
 last one's), and GH-1231, fixed by NVIDIA/warp@6148820fd (a generic kernel
 without overloads salts the name with its adjoint's hash, which covers the
-functions it refers to); all in 1.12.0.  The reuse came with GH-995:
-NVIDIA/warp@437095e85 in 1.11.0, backported to 1.10.1 as NVIDIA/warp@bec69589f.
+functions it refers to); all in 1.12.0 (``git tag --contains``: v1.12.0 first, for all three).
+``module="unique"`` came with NVIDIA/warp@2eda9e8e4 (v1.7.0 first), naming
+the module by the hash from the start; the reuse came with GH-995:
+NVIDIA/warp@437095e85 in 1.11.0, backported to 1.10.1 as
+NVIDIA/warp@bec69589f.  Run: 1.7.0, 1.9.1, 1.10.0, 1.10.1 and 1.11.1 have
+the bug, 1.12.0 not.
 
 How the fix works.  ``warp.kernel`` (``warp._src.context.kernel``) is wrapped.
 Any other ``module`` goes to the release untouched.  For ``"unique"`` the
@@ -46,13 +56,17 @@ with them the kernel cache's directories, differ from unpatched builds
 wherever the release collided and for kernels with deferred expressions;
 the code inside is the release's.
 
-Not backported.  1ff6807ef's other half: an ordinary module's hash (the
+Not backported.  Releases 1.7.0 to 1.9.x, which have the bug as 1.10.0 has
+it (1.7.0's kernels over ``[100, 200]``, ``[999, 200]`` and ``[999, 888]``
+all write ``[100, 200]``): their code lives in ``warp.context`` and
+``warp.codegen``, not in the ``warp._src`` that the patch reads and
+wraps, and status says ``not-backported`` there.  1ff6807ef's other half: an ordinary module's hash (the
 kernel cache's key) still sees a deferred ``wp.static()`` expression's last
 value only.  1.12.0's verbose-mode messages.
 
 The probe.  One factory declares kernels over ``[100, 200]`` and ``[999,
 888]`` with ``wp.static(values[i])``, and another generic kernels calling
-two captured ``@wp.func``: each pair must be two kernels.  Nothing is built
+two captured ``@wp.func``: each pair must be two modules of two names.  Nothing is built
 or launched; the corpus of the tests launches them.  A release whose
 ``wp.kernel`` has no ``module`` (before 1.7) has no unique modules.
 """
@@ -68,10 +82,11 @@ from gpushim import Patch, expect
 
 patch = Patch(
     id="warp.unique_module_collisions",
-    affected=">=1.10.1,<1.12.0",
+    affected=">=1.10.0,<1.12.0",
     fixed_in="1.12.0",
     issue="NVIDIA/warp GH-1211, GH-1231",
     fix="NVIDIA/warp@5eb19e96a, @1ff6807ef, @6148820fd",
+    not_backported={">=1.7.0,<1.10.0": "the patch reads and wraps warp._src, which Warp has from 1.10.0"},
     summary='Kernels of one module="unique" factory share a module: the second runs the first one\'s values or code.',
 )
 
@@ -158,7 +173,7 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """A unique factory's kernels over [100, 200] and [999, 888], and over two callees, are two kernels each."""
+    """A unique factory's kernels over [100, 200] and [999, 888], and over two callees, are two modules each."""
     import inspect
 
     import warp
@@ -189,9 +204,12 @@ def _probe():
 
         return generic_calling
 
+    def one_name(first, second):
+        return first.module.name == second.module.name  # one kernel from 1.10.1, two modules of one name in 1.10.0
+
     warp.config.quiet = True
-    if deferred_static([100, 200]) is deferred_static([999, 888]):
-        return "a unique factory's kernels over [100, 200] and [999, 888] with wp.static(values[i]) are one kernel"
-    if generic_closure(plus_one) is generic_closure(times_ten):
-        return "a unique factory's generic kernels calling two captured @wp.func are one kernel"
+    if one_name(deferred_static([100, 200]), deferred_static([999, 888])):
+        return "a unique factory's kernels over [100, 200] and [999, 888] with wp.static(values[i]) share a module name"
+    if one_name(generic_closure(plus_one), generic_closure(times_ten)):
+        return "a unique factory's generic kernels calling two captured @wp.func share a module name"
     return None

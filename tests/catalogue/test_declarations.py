@@ -13,6 +13,7 @@ import pytest
 
 import gpushim
 from gpushim.catalogue import validate
+from gpushim.expectations import expected_state
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCHES = ROOT / "patches"
@@ -53,6 +54,23 @@ def test_every_patch_module_reads_as_the_template(id):
     assert "\n" not in summary, "the summary is one line"
     assert first.startswith(DOCSTRING_PARTS[0]), "what breaks comes right after the summary"
     assert labels(docstring) == list(DOCSTRING_PARTS)
+
+
+@pytest.mark.parametrize("id", [id for id in patch_modules() if gpushim.registry()[id].not_backported])
+def test_releases_a_patch_is_not_backported_to_are_told_in_its_not_backported_part(id):
+    import importlib
+
+    docstring = importlib.import_module(f"gpushim.patches.{id}").__doc__
+    part = docstring.partition("Not backported.")[2].partition("The probe.")[0]
+    assert "status says ``not-backported``" in part
+
+
+@pytest.mark.parametrize(
+    ("version", "state"),
+    [("1.0.0", "not-backported"), ("1.5.1", "not-backported"), ("1.6.0", "applied"), ("1.14.0", "not-affected")],
+)
+def test_the_state_derived_for_a_release_not_backported_to_is_not_backported(version, state):
+    assert expected_state("warp.component_write_adjoint", {"warp-lang": version, "numpy": "2.2.6"}) == state
 
 
 def test_a_label_outside_the_template_is_read_as_a_label():

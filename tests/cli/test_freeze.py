@@ -202,6 +202,13 @@ def test_inactive_pending_applied_failed_and_disabled_patches_are_listed():
     ]
 
 
+def test_a_patch_not_backported_to_the_release_is_listed_with_the_release_that_fixes_it():
+    records = [record("synth.a", "not-backported", fixed_in="1.9", affected=">=1.6,<1.9")]
+    (release,) = freeze(records)["releases"]
+    assert (release["patches"], release["fixed_in"]) == ([{"id": "synth.a", "state": "not-backported"}], "1.9")
+    assert "#   synth.a: not-backported" in format_freeze(freeze(records)).splitlines()
+
+
 def test_the_upgrade_is_the_lowest_release_outside_the_range_of_every_patch_in_range_or_not():
     """As CuPy 13.3.0's: its last bug is fixed in 13.5.0, which has another that 13.6.0 fixes."""
     records = [

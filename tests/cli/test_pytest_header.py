@@ -20,6 +20,11 @@ def test_inactive_patches_are_named_and_explained():
     )
 
 
+def test_a_patch_not_backported_to_the_release_is_named_with_its_state():
+    records = [record("warp.a", "pending"), record("warp.b", "not-backported")]
+    assert header(records) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b not-backported)"
+
+
 def test_pending_patches_need_no_explanation():
     assert header([record("warp.a", "pending")]) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending)"
 

@@ -180,6 +180,19 @@ if os.environ.get("SYNTH_UNLOADABLE"):
     PATCHES = [declare("four.linked", "synthfour", lambda module, journal: None, four_probe)]
 if os.environ.get("SYNTH_UNRUNNABLE"):
     PATCHES = [declare("one.unrunnable", "synthone", lambda module, journal: None, unrunnable_probe)]
+if os.environ.get("SYNTH_NOT_BACKPORTED"):
+    unreached = Patch(
+        id="one.unreached",
+        affected=">=2,<3",
+        fixed_in="3.0",
+        issue="synth/synth#1",
+        fix="synth/synth#2",
+        summary="one.unreached",
+        not_backported={"<2": "synthone 1.x computes elsewhere"},
+    )
+    unreached.applier(lambda module, journal: None)
+    unreached.prober(broken_probe)
+    PATCHES = [("synthone", unreached)]
 """
 
 SITECUSTOMIZE = """
@@ -331,6 +344,19 @@ def test_a_probe_that_cannot_run_here_says_why_and_is_no_error_of_the_patch(site
         "-",
     ]
     assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 cannot-run"
+
+
+def test_a_patch_not_backported_to_the_release_cannot_run_its_probe_for_the_reason_status_gives(site):
+    finished = command("gpushim", "selftest", env=environment(PYTHONPATH=str(site), SYNTH_NOT_BACKPORTED="1"))
+    assert finished.returncode == 0, finished.stderr
+    lines = finished.stdout.splitlines()
+    row = [cell.strip() for cell in lines[1].split("  ") if cell.strip()]
+    reason = "synthone 1.5.0 has the bug; not backported to <2: synthone 1.x computes elsewhere"
+    assert row == ["one.unreached", "synthone", "1.5.0", "cannot-run", reason, "-"]
+    assert lines[-1] == "0 effective, 0 not-needed, 0 needed, 1 cannot-run"
+    status = command("gpushim", "status", "--json", env=environment(PYTHONPATH=str(site), SYNTH_NOT_BACKPORTED="1"))
+    (record,) = json.loads(status.stdout)
+    assert (record["state"], record["reason"]) == ("not-backported", reason)
 
 
 def test_without_a_temporary_directory_it_says_so_in_one_line_and_exits_with_status_3(site):

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from gpushim.patches.dali.distutils_missing import LooseVersion, patch
+from gpushim.releases import is_affected
 from tests.dali.cpu_corpus import recorded_in_a_fresh_interpreter
 from tests.support import gate, run_python
 
@@ -56,6 +57,25 @@ def test_user_code_cannot_import_distutils_after_dali_imported_with_gpushim():
         " provided, withdrawn since",
         "No module named 'distutils'",
     ]
+
+
+# What each release's TensorFlow-plugin sdist (nvidia-dali-tf-plugin-cuda120, on the registry for every release)
+# compares versions with, and the commit it names.  NVIDIA/DALI#5687 moved the plugin and DALI's Python code from
+# distutils to packaging at once; the main wheels of 1.36 to 1.52 cannot be installed to look at gast_util itself.
+PLUGIN_SDISTS = {
+    "1.42.0": ("3c97d9b61", "distutils.version"),
+    "1.43.0": ("4562f157a", "distutils.version"),
+    "1.44.0": ("a0feb6cd9", "packaging.version"),
+}
+
+
+@pytest.mark.parametrize("release", sorted(PLUGIN_SDISTS))
+def test_affected_are_the_releases_whose_sources_still_import_distutils(release):
+    assert is_affected(release, patch.affected) is (PLUGIN_SDISTS[release][1] == "distutils.version")
+
+
+def test_fixed_in_is_the_first_release_whose_sources_import_packaging():
+    assert patch.fixed_in == next(r for r in sorted(PLUGIN_SDISTS) if PLUGIN_SDISTS[r][1] == "packaging.version")
 
 
 # What the RECORD of nvidia-dali-cuda120 1.30.0's wheel says of the two files that decide here.

@@ -32,12 +32,18 @@ def test_a_library_whose_target_is_not_imported_stays_unloaded(syspath, target):
     assert loaded(package) == []
 
 
+def unreached_source(id, specifier):
+    return patch_source(id).replace("affected=", f'not_backported={{"{specifier}": "-"}}, affected=')
+
+
 BROKEN = {
     "raises": "raise RuntimeError('this patch module is broken')",
     "no_patch": "patch = None",
     "wrong_id": patch_source("synth.another_id"),
     "bad_range": patch_source("synth.bad_range", affected=">=one"),
     "fixed_inside": patch_source("synth.fixed_inside", affected=">=1.0"),
+    "fixed_unreached": unreached_source("synth.fixed_unreached", ">=2.0"),
+    "bad_unreached": unreached_source("synth.bad_unreached", "<one"),
     "no_prober": patch_source("synth.no_prober").replace("@patch.prober", ""),
     "no_applier": patch_source("synth.no_applier").replace("@patch.applier", ""),
 }
@@ -47,6 +53,8 @@ REASONS = {
     "wrong_id": "declares the id 'synth.another_id'",
     "bad_range": "is not a version specifier",
     "fixed_inside": "fixed_in 2.0 lies inside affected >=1.0",
+    "fixed_unreached": "fixed_in 2.0 lies inside not_backported >=2.0",
+    "bad_unreached": "not_backported '<one' is not a version specifier",
     "no_prober": "declares no prober",
     "no_applier": "declares no applier",
 }

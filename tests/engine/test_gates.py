@@ -117,6 +117,35 @@ def test_an_applier_can_declare_the_install_not_affected(target):
     )
 
 
+UNREACHED = {"<1.0": "synth 0.x computes elsewhere"}
+
+
+@pytest.mark.parametrize(
+    ("version", "state"), [("0.9.0", "not-backported"), ("1.5.0", "applied"), ("2.0.0", "not-affected")]
+)
+def test_a_release_with_the_bug_that_the_backport_does_not_reach_is_not_backported(syspath, version, state):
+    target = Target(syspath, version=version)
+    registry = registry_for(make_patch(target, not_backported=UNREACHED))
+    registry.patch()
+    module = target.import_()
+    assert state_of(registry)["state"] == state
+    assert module.compute(1) == (3 if state == "applied" else 2)
+
+
+def test_not_backported_says_why_in_the_reason(syspath):
+    target = Target(syspath, version="0.9.0")
+    registry = registry_for(make_patch(target, not_backported=UNREACHED))
+    assert state_of(registry)["reason"] == (
+        "synthlib-cuda12 0.9.0 has the bug; not backported to <1.0: synth 0.x computes elsewhere"
+    )
+
+
+def test_an_environment_without_the_bug_is_not_affected_in_a_range_not_backported_to(syspath):
+    target = Target(syspath, version="0.9.0")
+    registry = registry_for(make_patch(target, not_backported=UNREACHED, only_with={"synth-absent": ">=1"}))
+    assert state_of(registry)["state"] == "not-affected"
+
+
 def test_late_patching_names_the_bindings_it_cannot_reach(target):
     target.import_()
     __import__(f"{target.name}.extra")

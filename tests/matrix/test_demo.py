@@ -49,9 +49,10 @@ def test_only_a_fix_that_did_not_work_reads_still_broken(tmp_path, monkeypatch):
     monkeypatch.setattr(cells, "ARTEFACTS", tmp_path)
     (tmp_path / "cells").mkdir()
     verdicts = [
-        {"id": "warp.fixed", "verdict": "effective", "without": "x.grad is [0, 0]"},
-        {"id": "warp.no_device", "verdict": "cannot-run", "without": "no CUDA device"},
-        {"id": "warp.broken", "verdict": "needed", "without": "x.grad is [0, 0]"},
+        {"id": "warp.fixed", "state": "applied", "verdict": "effective", "without": "x.grad is [0, 0]"},
+        {"id": "warp.no_device", "state": "applied", "verdict": "cannot-run", "without": "no CUDA device"},
+        {"id": "warp.old", "state": "not-backported", "verdict": "cannot-run", "reason": "1.5 lacks the lowering"},
+        {"id": "warp.broken", "state": "applied", "verdict": "needed", "without": "x.grad is [0, 0]"},
     ]
     (tmp_path / "cells" / "warp-1.6.0.selftest.json").write_text(json.dumps(verdicts))
     rows = [line.split("  ")[1:] for line in selftest_table(["warp-1.6.0"]).splitlines()[1:]]
@@ -59,5 +60,6 @@ def test_only_a_fix_that_did_not_work_reads_still_broken(tmp_path, monkeypatch):
     assert said == [
         ["warp.fixed", "fixed", "bug: x.grad is [0, 0]"],
         ["warp.no_device", "cannot run here", "why: no CUDA device"],
+        ["warp.old", "not backported", "why: 1.5 lacks the lowering"],
         ["warp.broken", "STILL BROKEN", "bug: x.grad is [0, 0]"],
     ]

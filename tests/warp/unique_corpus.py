@@ -3,10 +3,11 @@
 Unique modules are registered for the life of a process, so each run of the
 corpus needs an interpreter of its own: ``python -m tests.warp.unique_corpus
 [gpushim first|gpushim after]`` prints the outcomes as one JSON line, and
-Warp's own line for each module it loads, compiled or cached.
+Warp's own line for each module it loads, compiled or cached.  Its
+annotations are evaluated as written (no ``from __future__ import
+annotations``): Warp reads a struct's through a module that runpy leaves
+out of ``sys.modules``.
 """
-
-from __future__ import annotations
 
 import json
 import sys
@@ -79,10 +80,54 @@ def generic_closure(f):
     return generic_calling
 
 
+@warp.struct
+class WriterAData:
+    out: warp.array(dtype=int)
+
+
+@warp.struct
+class WriterBData:
+    out: warp.array(dtype=int)
+
+
+@warp.func
+def writer_a(value: int, data: WriterAData, index: int):
+    data.out[index] = value + 1
+
+
+@warp.func
+def writer_b(value: int, data: WriterBData, index: int):
+    data.out[index] = value + 2
+
+
+def generic_writer(writer):
+    """Upstream's GH-1231 case: the captured callees take two struct types, so the generic argument differs too."""
+
+    @warp.kernel(module="unique")
+    def writing(values: warp.array(dtype=int), data: Any):
+        writer(values[warp.tid()], data, warp.tid())
+
+    return writing
+
+
 def launched(kernel, size, dtype):
     out = warp.zeros(size, dtype=dtype, device="cpu")
-    warp.launch(kernel, dim=1, inputs=[out], device="cpu")
+    try:
+        warp.launch(kernel, dim=1, inputs=[out], device="cpu")
+    except Exception as error:  # a collision that the release notices only at launch
+        return f"raises {type(error).__name__}"
     return out.numpy().tolist()
+
+
+def written(writer, data_type):
+    data = data_type()
+    data.out = warp.zeros(3, dtype=int, device="cpu")
+    values = warp.array([1, 2, 3], dtype=int, device="cpu")
+    try:
+        warp.launch(generic_writer(writer), dim=3, inputs=[values, data], device="cpu")
+    except Exception as error:
+        return f"raises {type(error).__name__}"
+    return data.out.numpy().tolist()
 
 
 def run_corpus() -> dict:
@@ -97,6 +142,9 @@ def run_corpus() -> dict:
         ],
         "generic kernel capturing plus_one, times_ten": [
             launched(generic_closure(f), 1, float) for f in (plus_one, times_ten)
+        ],
+        "generic kernel capturing writer_a, writer_b": [
+            written(writer, data_type) for writer, data_type in ((writer_a, WriterAData), (writer_b, WriterBData))
         ],
         "the same values give one kernel": deferred_static([100, 200]) is deferred_static([100, 200]),
         "other values give other kernels": deferred_static([4, 5]) is not deferred_static([6, 5]),
