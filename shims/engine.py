@@ -5,11 +5,13 @@ each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
 modules, gating each on the installed release (:mod:`gpushim.gate`) and
 running its ``apply``.
-Everything that can go wrong in there is caught (``SystemExit`` and any other
-``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
-must succeed even when a patch cannot be loaded or applied, unless
-``GPUSHIM_STRICT=1`` asks otherwise, and then only after every patch of the
-target has reached its final state.
+Everything that can go wrong in there is caught (any ``BaseException``
+too, but for the interruptions a program's own signal handlers raise:
+``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` reach it as they
+would without gpushim): the user's ``import cupy`` must succeed even when a
+patch cannot be loaded or applied, unless ``GPUSHIM_STRICT=1`` asks
+otherwise, and then only after every patch of the target has reached its
+final state.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 
 from . import report, switches
 from .catalogue import Library, discover
-from .errors import NotAffected, PatchError, TargetMismatch
+from .errors import INTERRUPTIONS, NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported
 from .locks import ForkSafeRLock
 from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
@@ -227,7 +229,7 @@ class Registry:
         for id in self._waiting_for(name):
             try:
                 patch = self[id]
-            except KeyboardInterrupt:
+            except INTERRUPTIONS:
                 raise
             except BaseException:
                 continue
@@ -273,7 +275,7 @@ class Registry:
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     # the gate reads a release wherever it leaves the state to the patch
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
-                except KeyboardInterrupt:
+                except INTERRUPTIONS:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
@@ -327,7 +329,7 @@ class Registry:
                         continue
                     self._apply(id, module, outcome, listings)
                     outcome.execution = hooks.executions(name)
-                except KeyboardInterrupt:
+                except INTERRUPTIONS:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
@@ -401,7 +403,7 @@ class Registry:
         try:
             module = sys.modules.get(target) if is_imported(target) else None
             state, reason, release = gate(self[id], self._libraries[id], module, listings)
-        except KeyboardInterrupt:
+        except INTERRUPTIONS:
             raise
         except BaseException as error:
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
@@ -446,7 +448,7 @@ class Registry:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
-        except KeyboardInterrupt:
+        except INTERRUPTIONS:
             raise
         except BaseException:
             patch = None

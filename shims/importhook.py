@@ -14,6 +14,7 @@ import sys
 # _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
 from _thread import _local
 
+from .errors import INTERRUPTIONS
 from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False
@@ -332,6 +333,8 @@ class ImportHooks:
         for callback in callbacks:
             try:
                 callback(name, module)
+            except INTERRUPTIONS:
+                raise
             except BaseException as error:
                 first_error = first_error or error
         if first_error is not None:

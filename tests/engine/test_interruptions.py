@@ -13,15 +13,17 @@ import threading
 
 import pytest
 
-from gpushim.importhook import ImportHooks
-from gpushim import locks
+import gpushim.catalogue
+import gpushim.engine
+import gpushim.gate
+import gpushim.locks
 from gpushim.locks import ForkSafeRLock
-from tests.engine.synthetic import make_patch, registry_for, state_of
+from tests.engine.synthetic import make_patch, registry_for
 
 
-def interrupting(where, step, exception=KeyboardInterrupt, unit="opcode"):
+def interrupting(where, step, exception=KeyboardInterrupt, unit="opcode", landed=None):
     """A trace function that raises ``exception`` at the ``step``-th opcode (or line) run by frames of the code
-    objects ``where`` holds."""
+    objects ``where`` holds; it appends to ``landed`` when it does."""
     seen = 0
 
     def local(frame, event, arg):
@@ -29,6 +31,8 @@ def interrupting(where, step, exception=KeyboardInterrupt, unit="opcode"):
         if event == unit:
             seen += 1
             if seen == step:
+                if landed is not None:
+                    landed.append(frame.f_code.co_name)
                 raise exception
         return local
 
@@ -42,16 +46,17 @@ def interrupting(where, step, exception=KeyboardInterrupt, unit="opcode"):
 
 
 def run_interrupted(action, where, step, exception=KeyboardInterrupt, unit="opcode"):
-    """Run ``action`` with an interruption at the ``step``-th opcode of the code objects ``where``; whether it
-    landed."""
-    sys.settrace(interrupting(where, step, exception, unit))
+    """Run ``action`` with an interruption at the ``step``-th opcode of the code objects ``where``: the function it
+    landed in (None past the end), and whether ``action`` raised it."""
+    landed = []
+    sys.settrace(interrupting(where, step, exception, unit, landed))
     try:
         action()
     except exception:
-        return True
+        return landed[0] if landed else None, True
     finally:
         sys.settrace(None)
-    return False
+    return landed[0] if landed else None, False
 
 
 def can_be_taken_by_another_thread(lock):
@@ -87,6 +92,21 @@ def test_a_ctrl_c_in_gpushims_lock_leaves_it_free():
             with lock:
                 pass
 
-        if not run_interrupted(hold, functions_of(locks), step):
+        if run_interrupted(hold, functions_of(gpushim.locks), step)[0] is None:
             break
         assert can_be_taken_by_another_thread(lock), f"held after a Ctrl-C at opcode {step}"
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit, GeneratorExit])
+def test_an_interruption_while_gpushim_gates_loads_or_applies_reaches_the_importer(target, exception):
+    """A signal handler's ``sys.exit(143)`` that lands while the target's import patches it ends the import."""
+    where = set().union(*map(functions_of, [gpushim.engine, gpushim.gate, gpushim.catalogue]))
+    for step in itertools.count(1):
+        registry = registry_for(make_patch(target))
+        registry.patch()
+        sys.modules.pop(target.name, None)
+        landed, raised = run_interrupted(target.import_, where, step, exception, unit="line")
+        registry.unpatch()
+        if landed is None:
+            break
+        assert raised, f"{exception.__name__} at line event {step}, in {landed}, was swallowed"
