@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import sys
 
-# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import _local
-
 from .errors import INTERRUPTIONS
 from .locks import ForkSafeRLock
 
@@ -59,6 +56,23 @@ def _wait_for_import(name: str) -> None:
         _bootstrap._lock_unlock_module(name)  # pyright: ignore[reportAttributeAccessIssue]  (private; guarded)
     except Exception:
         pass
+
+
+def _finding_further_up(name: str) -> bool:
+    """Whether a call of the caller's function, further up this thread's stack, is finding ``name``.
+
+    The other finders asked to find a watched module may ask the import
+    system again (``importlib.util.find_spec``): the finder then stays out.
+    Read from the stack, so that nothing is left to undo when a Ctrl-C ends
+    the finding half way.
+    """
+    finding = sys._getframe(1)
+    frame = finding.f_back
+    while frame is not None:
+        if frame.f_code is finding.f_code and frame.f_locals.get("fullname") == name:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _in_importlib_frames(method):
@@ -141,7 +155,6 @@ class ImportHooks:
         self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
         self._executing: set[str] = set()
         self._lock = ForkSafeRLock()
-        self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` whenever ``name`` finishes importing, and now if it has.
@@ -254,13 +267,9 @@ class ImportHooks:
         if self._executing:
             self._call_back_for_finished()
         watched = fullname in self._callbacks or fullname in self._preparations
-        if not watched or fullname in self._names_being_found():
+        if not watched or _finding_further_up(fullname):
             return None
-        self._names_being_found().add(fullname)
-        try:
-            spec = self._find_with_others(fullname, path, target)
-        finally:
-            self._names_being_found().discard(fullname)
+        spec = self._find_with_others(fullname, path, target)
         if spec is None:
             return None
         if hasattr(spec.loader, "exec_module"):
@@ -287,12 +296,6 @@ class ImportHooks:
                 cleanup()
             raise
         return cleanups
-
-    def _names_being_found(self) -> set[str]:
-        names = getattr(self._finding, "names", None)
-        if names is None:
-            names = self._finding.names = set()
-        return names
 
     def _find_with_others(self, fullname: str, path, target):
         for finder in sys.meta_path:

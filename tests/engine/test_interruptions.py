@@ -2,7 +2,9 @@
 without gpushim, and leaves nothing behind that hangs or bypasses gpushim later.
 
 An interruption is injected by a trace function that raises at the n-th
-bytecode (or line) of the frames of one gpushim function, for every n.
+bytecode (or line) run by some of gpushim's functions, for every n.  It
+reaches places a signal cannot (a ``with`` statement's call of its lock's
+``__exit__``), so the functions interrupted hold no lock of their own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import pytest
 import gpushim.catalogue
 import gpushim.engine
 import gpushim.gate
+import gpushim.importhook
+from gpushim.importhook import ImportHooks
 import gpushim.locks
 from gpushim.locks import ForkSafeRLock
 from tests.engine.synthetic import make_patch, registry_for
@@ -110,3 +114,17 @@ def test_an_interruption_while_gpushim_gates_loads_or_applies_reaches_the_import
         if landed is None:
             break
         assert raised, f"{exception.__name__} at line event {step}, in {landed}, was swallowed"
+
+
+def test_a_ctrl_c_while_gpushims_finder_finds_a_target_leaves_later_imports_patched(target):
+    """The finder keeps nothing per thread that a Ctrl-C half way through finding could leave behind."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    for step in itertools.count(1):
+        sys.modules.pop(target.name, None)
+        landed, _ = run_interrupted(target.import_, {ImportHooks.find_spec.__code__}, step)
+        if landed is None:
+            break
+        sys.modules.pop(target.name, None)
+        assert target.import_().compute(1) == 3, f"unpatched after a Ctrl-C at opcode {step}, in {landed}"
+    registry.unpatch()
