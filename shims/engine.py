@@ -21,7 +21,7 @@ import sys
 from . import report, switches
 from .catalogue import Library, discover
 from .errors import INTERRUPTIONS, NotAffected, PatchError, TargetMismatch
-from .importhook import hooks, is_imported
+from .importhook import hooks, is_imported, wait_for_import
 from .locks import ForkSafeRLock
 from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
 
@@ -94,11 +94,19 @@ class Registry:
         return self._libraries[id]
 
     def __getitem__(self, id: str) -> Patch:
-        """The declaration of ``id``, loading its module if need be; raises if it cannot."""
-        with self._lock:
-            if id not in self._declarations:
-                self._declarations[id] = self._libraries[id].load(id)
-            return self._declarations[id]
+        """The declaration of ``id``, loading its module if need be; raises if it cannot.
+
+        Loaded without the lock, once another thread's import of the target
+        has ended: a patch module that imports its target would otherwise
+        wait for that import while holding the lock the import needs to
+        apply its patches.  Two threads that load one module get one declaration.
+        """
+        declaration = self._declarations.get(id)
+        if declaration is None:
+            library = self._libraries[id]
+            wait_for_import(library.target)
+            declaration = self._declarations.setdefault(id, library.load(id))
+        return declaration
 
     @property
     def patches(self) -> list[Patch]:

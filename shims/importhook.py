@@ -42,7 +42,7 @@ def _is_unloaded_lazy(module: object) -> bool:
         return False  # no importlib.util, no lazy module
 
 
-def _wait_for_import(name: str) -> None:
+def wait_for_import(name: str) -> None:
     """Return once no other thread is executing the module ``name``.
 
     Taking and releasing the module's import lock waits for another thread's
@@ -199,7 +199,7 @@ class ImportHooks:
         One that this very thread is executing (its import led here) calls back at
         the first import of anything after it has finished.
         """
-        _wait_for_import(name)
+        wait_for_import(name)
         with self._lock:
             module = sys.modules.get(name)
             if module is None:
