@@ -99,23 +99,32 @@ class _NotifyingLoader:
         return getattr(self._loader, name)
 
     def create_module(self, spec):
-        return self._loader.create_module(spec)
+        return None if self._loader is None else self._loader.create_module(spec)
 
     @_in_importlib_frames
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
+        execute = _as_namespace_package if self._loader is None else self._loader.exec_module
         if self._on_executing is None:
-            self._loader.exec_module(module)
+            execute(module)
         else:
             cleanups = self._on_executing(module)
             try:
-                self._loader.exec_module(module)
+                execute(module)
             finally:
                 for cleanup in cleanups:
                     cleanup()
         self._on_executed(module.__name__)
+
+
+def _as_namespace_package(module: ModuleType) -> None:
+    """Set ``module`` up as the import system sets up a namespace package found without a loader (up to Python
+    3.12): its loader and ``__file__``.  A namespace package has no code to execute."""
+    from importlib import _bootstrap
+
+    _bootstrap._init_module_attrs(module.__spec__, module, override=True)  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
 
 
 class _NotifyingLegacyLoader:
@@ -272,7 +281,7 @@ class ImportHooks:
         spec = self._find_with_others(fullname, path, target)
         if spec is None:
             return None
-        if hasattr(spec.loader, "exec_module"):
+        if hasattr(spec.loader, "exec_module") or (spec.loader is None and spec.submodule_search_locations is not None):
             spec.loader = _NotifyingLoader(spec.loader, self._loaded, self._prepare)
         elif hasattr(spec.loader, "load_module"):
             spec.loader = _NotifyingLegacyLoader(spec, self._loaded)

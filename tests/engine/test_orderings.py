@@ -10,7 +10,7 @@ import zipimport
 
 import pytest
 
-from tests.engine.synthetic import make_patch, registry_for, state_of
+from tests.engine.synthetic import make_patch, registry_for, state_of, write_distribution
 
 
 def test_patch_before_import_applies_when_the_target_finishes_importing(target):
@@ -213,3 +213,19 @@ def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(sysp
         assert type(module.__loader__) is type(module.__spec__.loader) is zipimport.zipimporter
     finally:
         sys.path.remove(str(archive))
+
+
+def test_a_namespace_package_target_is_patched_when_it_finishes_importing(syspath):
+    """Up to Python 3.12 a namespace package is found without a loader, and nothing of it executes."""
+    (syspath / "synthlibns").mkdir()
+    (syspath / "synthlibns" / "core.py").write_text("def compute(x):\n    return x + 1\n")
+    write_distribution(syspath, "synthlib-ns", "1.5.0")
+    target = types.SimpleNamespace(name="synthlibns", distribution="synthlib-ns")
+    registry = registry_for(make_patch(target, module="synthlibns.core"))
+    registry.patch()
+    try:
+        module = importlib.import_module("synthlibns.core")
+        assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
+        assert sys.modules["synthlibns"].__file__ is None and "NamespaceLoader" in type(sys.modules["synthlibns"].__loader__).__name__
+    finally:
+        registry.unpatch()
