@@ -29,9 +29,23 @@ def is_imported(name: str) -> bool:
     if module is None or _is_unloaded_lazy(module):
         return False
     try:
-        return not getattr(module.__spec__, "_initializing", False)
+        if getattr(module.__spec__, "_initializing", False):
+            return False
     except Exception:
-        return True  # no spec to say otherwise: a module put there by hand
+        pass  # no spec to say otherwise: a module put there by hand
+    return not _executing(module)
+
+
+def _executing(module: object) -> bool:
+    """Whether a thread is running the code of ``module``, which can be in ``sys.modules`` unmarked: loaded by hand,
+    as importlib's documentation shows (``spec_from_file_location``, ``module_from_spec``, ``exec_module``)."""
+    namespace = type(sys).__dict__["__dict__"].__get__(module) if isinstance(module, type(sys)) else None
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if frame.f_globals is namespace and frame.f_code.co_name == "<module>":
+                return True
+            frame = frame.f_back
+    return False
 
 
 def _is_unloaded_lazy(module: object) -> bool:

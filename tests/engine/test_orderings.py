@@ -2,8 +2,10 @@
 
 import importlib
 import importlib.machinery
+import importlib.util
 import sys
 import threading
+import time
 import types
 import zipfile
 import zipimport
@@ -227,5 +229,34 @@ def test_a_namespace_package_target_is_patched_when_it_finishes_importing(syspat
         module = importlib.import_module("synthlibns.core")
         assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
         assert sys.modules["synthlibns"].__file__ is None and "NamespaceLoader" in type(sys.modules["synthlibns"].__loader__).__name__
+    finally:
+        registry.unpatch()
+
+
+def test_a_status_while_another_thread_executes_a_target_loaded_by_hand_waits_for_its_end(syspath):
+    """As importlib's documented recipe loads a module: no import lock, and the module in ``sys.modules`` before its
+    code has run."""
+    source = syspath / "synthlibhand.py"
+    source.write_text("import time\ntime.sleep(0.5)\n\ndef compute(x):\n    return x + 1\n")
+    write_distribution(syspath, "synthlib-hand", "1.5.0")
+    registry = registry_for(make_patch(types.SimpleNamespace(name="synthlibhand", distribution="synthlib-hand")))
+    registry.patch()
+
+    def load():
+        spec = importlib.util.spec_from_file_location("synthlibhand", source)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["synthlibhand"] = module
+        spec.loader.exec_module(module)
+
+    loading = threading.Thread(target=load)
+    loading.start()
+    try:
+        time.sleep(0.2)
+        assert state_of(registry)["state"] == "pending"
+    finally:
+        loading.join()
+        registry.status()
+    try:
+        assert (sys.modules["synthlibhand"].compute(1), state_of(registry)["state"]) == (3, "applied")
     finally:
         registry.unpatch()
