@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     Release = tuple[str, str]
 
 
+_WAITING = (PENDING, APPLIED, INACTIVE)  # the states of patches that the next import of their module applies
+
+
 class _Outcome:
     """What happened to one patch in this process."""
 
@@ -211,12 +214,13 @@ class Registry:
             raise PatchError("; ".join(failures))
 
     def _waiting_for(self, name: str) -> list[str]:
-        """The patches, pending or applied, that the import of module ``name`` applies."""
-        return [
-            id
-            for id, outcome in self._outcomes.items()
-            if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
-        ]
+        """The patches, pending, applied or inactive, that the import of module ``name`` applies.
+
+        An outcome is inactive only where a before-exec patch's module
+        executed before :meth:`patch` (:meth:`_settle_unprepared`): its next
+        execution (a reload) is prepared.
+        """
+        return [id for id, outcome in self._outcomes.items() if outcome.state in _WAITING and outcome.waits_for == name]
 
     def _arm_preparers(self, name: str, module: ModuleType):
         """Have the modules that pending patches act before call back, now that target ``name`` begins executing.
@@ -264,7 +268,7 @@ class Registry:
         with self._lock:
             for id, outcome in list(self._outcomes.items()):
                 patch = self._declarations.get(id)
-                if patch is None or patch.before != name or outcome.state not in (PENDING, APPLIED):
+                if patch is None or patch.before != name or outcome.state not in _WAITING:
                     continue
                 earlier = self._prepared.pop(id, None)
                 if earlier is not None:
