@@ -524,7 +524,8 @@ def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
     ]
     if not parts:
         return reason
-    return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
+    withdrawn = f"{patch.before} executed with {' and '.join(parts)}, withdrawn since"
+    return f"{reason}; {withdrawn}" if reason else withdrawn
 
 
 def module_of(patch: Patch) -> str | None:
