@@ -21,6 +21,7 @@ import os
 
 from .declaration import Patch
 from .errors import InvalidDeclaration
+from .locks import imports_for_gpushim
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ def patch_ids(library: str, folder: str) -> list[str]:
 
 
 def module_loader(package_name: str) -> Callable[[str], Patch]:
+    imports_for_gpushim(package_name.partition(".")[0])
+
     def load(id: str) -> Patch:
         module = __import__(f"{package_name}.{id}", fromlist=["patch"])
         patch = getattr(module, "patch", None)

@@ -5,11 +5,13 @@ each patch.  Applying means waiting for a library's target to finish
 importing (or acting at once if it has), then loading that library's patch
 modules, gating each on the installed release (:mod:`gpushim.gate`) and
 running its ``apply``.
-Everything that can go wrong in there is caught (``SystemExit`` and any other
-``BaseException`` too, all but ``KeyboardInterrupt``): the user's ``import cupy``
-must succeed even when a patch cannot be loaded or applied, unless
-``GPUSHIM_STRICT=1`` asks otherwise, and then only after every patch of the
-target has reached its final state.
+Everything that can go wrong in there is caught (any ``BaseException``
+too, but for the interruptions a program's own signal handlers raise:
+``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` reach it as they
+would without gpushim): the user's ``import cupy`` must succeed even when a
+patch cannot be loaded or applied, unless ``GPUSHIM_STRICT=1`` asks
+otherwise, and then only after every patch of the target has reached its
+final state.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import sys
 
 from . import report, switches
 from .catalogue import Library, discover
-from .errors import NotAffected, PatchError, TargetMismatch
-from .importhook import hooks, is_imported
+from .errors import INTERRUPTIONS, NotAffected, PatchError, TargetMismatch
+from .importhook import hooks, is_imported, wait_for_import
 from .locks import ForkSafeRLock
 from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
 
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
     from .releases import Listings
 
     Release = tuple[str, str]
+
+
+_WAITING = (PENDING, APPLIED, INACTIVE)  # the states of patches that the next import of their module applies
 
 
 class _Outcome:
@@ -92,11 +97,19 @@ class Registry:
         return self._libraries[id]
 
     def __getitem__(self, id: str) -> Patch:
-        """The declaration of ``id``, loading its module if need be; raises if it cannot."""
-        with self._lock:
-            if id not in self._declarations:
-                self._declarations[id] = self._libraries[id].load(id)
-            return self._declarations[id]
+        """The declaration of ``id``, loading its module if need be; raises if it cannot.
+
+        Loaded without the lock, once another thread's import of the target
+        has ended: a patch module that imports its target would otherwise
+        wait for that import while holding the lock the import needs to
+        apply its patches.  Two threads that load one module get one declaration.
+        """
+        declaration = self._declarations.get(id)
+        if declaration is None:
+            library = self._libraries[id]
+            wait_for_import(library.target)
+            declaration = self._declarations.setdefault(id, library.load(id))
+        return declaration
 
     @property
     def patches(self) -> list[Patch]:
@@ -202,12 +215,13 @@ class Registry:
             raise PatchError("; ".join(failures))
 
     def _waiting_for(self, name: str) -> list[str]:
-        """The patches, pending or applied, that the import of module ``name`` applies."""
-        return [
-            id
-            for id, outcome in self._outcomes.items()
-            if outcome.state in (PENDING, APPLIED) and outcome.waits_for == name
-        ]
+        """The patches, pending, applied or inactive, that the import of module ``name`` applies.
+
+        An outcome is inactive only where a before-exec patch's module
+        executed before :meth:`patch` (:meth:`_settle_unprepared`): its next
+        execution (a reload) is prepared.
+        """
+        return [id for id, outcome in self._outcomes.items() if outcome.state in _WAITING and outcome.waits_for == name]
 
     def _arm_preparers(self, name: str, module: ModuleType):
         """Have the modules that pending patches act before call back, now that target ``name`` begins executing.
@@ -228,7 +242,7 @@ class Registry:
         for id in self._waiting_for(name):
             try:
                 patch = self[id]
-            except KeyboardInterrupt:
+            except INTERRUPTIONS:
                 raise
             except BaseException:
                 continue
@@ -255,7 +269,7 @@ class Registry:
         with self._lock:
             for id, outcome in list(self._outcomes.items()):
                 patch = self._declarations.get(id)
-                if patch is None or patch.before != name or outcome.state not in (PENDING, APPLIED):
+                if patch is None or patch.before != name or outcome.state not in _WAITING:
                     continue
                 earlier = self._prepared.pop(id, None)
                 if earlier is not None:
@@ -274,7 +288,7 @@ class Registry:
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     # the gate reads a release wherever it leaves the state to the patch
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
-                except KeyboardInterrupt:
+                except INTERRUPTIONS:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
@@ -328,7 +342,7 @@ class Registry:
                         continue
                     self._apply(id, module, outcome, listings)
                     outcome.execution = hooks.executions(name)
-                except KeyboardInterrupt:
+                except INTERRUPTIONS:
                     raise
                 except BaseException as error:
                     failures.append(self._fail(id, outcome, error))
@@ -402,7 +416,7 @@ class Registry:
         try:
             module = sys.modules.get(target) if is_imported(target) else None
             state, reason, release = gate(self[id], self._libraries[id], module, listings)
-        except KeyboardInterrupt:
+        except INTERRUPTIONS:
             raise
         except BaseException as error:
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
@@ -447,7 +461,7 @@ class Registry:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
-        except KeyboardInterrupt:
+        except INTERRUPTIONS:
             raise
         except BaseException:
             patch = None
@@ -511,7 +525,8 @@ def _with_withdrawn(reason: str, patch: Patch, prepared: Journal | None) -> str:
     ]
     if not parts:
         return reason
-    return f"{reason}; {patch.before} executed with {' and '.join(parts)}, withdrawn since"
+    withdrawn = f"{patch.before} executed with {' and '.join(parts)}, withdrawn since"
+    return f"{reason}; {withdrawn}" if reason else withdrawn
 
 
 def module_of(patch: Patch) -> str | None:

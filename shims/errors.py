@@ -6,6 +6,11 @@ with ``GPUSHIM_STRICT=1``: failures become a :class:`GpushimWarning` and a
 """
 
 
+# What a program's signal handlers raise (sys.exit() on SIGTERM, a Ctrl-C) or a generator's close throws in: these
+# stop the program's import wherever they land, as they would without gpushim, and fail no patch.
+INTERRUPTIONS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
 class GpushimWarning(UserWarning):
     """A patch could not be applied, or a gpushim switch has an invalid value."""
 

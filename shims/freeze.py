@@ -183,18 +183,30 @@ def _direct_url(distribution: str, version: str | None) -> str | None:
         return None
     try:
         direct = json.loads(found.read_text("direct_url.json") or "null")
-        url = direct["url"]
-    except (ValueError, TypeError, KeyError):
+    except ValueError:
         return None
-    vcs = direct.get("vcs_info")
-    if vcs is not None:
+    if not isinstance(direct, dict) or not _word(direct.get("url")):
+        return None
+    url, vcs, directory, subdirectory = (direct.get(key) for key in ("url", "vcs_info", "dir_info", "subdirectory"))
+    if "dir_info" in direct and not isinstance(directory, dict):
+        return None
+    if "vcs_info" in direct:
+        if not (isinstance(vcs, dict) and _word(vcs.get("vcs")) and _word(vcs.get("commit_id"))):
+            return None
         url = f"{vcs['vcs']}+{url}@{vcs['commit_id']}"
-    subdirectory = direct.get("subdirectory")
     if subdirectory:
+        if not _word(subdirectory):
+            return None
         url += f"#subdirectory={subdirectory}"
-    if direct.get("dir_info", {}).get("editable"):
+    if isinstance(directory, dict) and directory.get("editable") is True:
         return f"-e {url}"
     return f"{distribution} @ {url}"
+
+
+def _word(value: object) -> bool:
+    """Whether ``value``, read from ``direct_url.json``, is a string that stays one word of one requirement line:
+    no space, no line break, nothing unprintable (a line break would give pip an option of its own)."""
+    return isinstance(value, str) and value.isprintable() and bool(value) and not any(c.isspace() for c in value)
 
 
 def format_freeze(frozen: dict) -> str:

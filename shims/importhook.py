@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import sys
 
-# _thread rather than threading: threading costs ~1 ms to import, and `import gpushim.auto` has a 5 ms budget.
-from _thread import _local
-
+from .errors import INTERRUPTIONS
 from .locks import ForkSafeRLock
 
 TYPE_CHECKING = False
@@ -31,9 +29,23 @@ def is_imported(name: str) -> bool:
     if module is None or _is_unloaded_lazy(module):
         return False
     try:
-        return not getattr(module.__spec__, "_initializing", False)
+        if getattr(module.__spec__, "_initializing", False):
+            return False
     except Exception:
-        return True  # no spec to say otherwise: a module put there by hand
+        pass  # no spec to say otherwise: a module put there by hand
+    return not _executing(module)
+
+
+def _executing(module: object) -> bool:
+    """Whether a thread is running the code of ``module``, which can be in ``sys.modules`` unmarked: loaded by hand,
+    as importlib's documentation shows (``spec_from_file_location``, ``module_from_spec``, ``exec_module``)."""
+    namespace = type(sys).__dict__["__dict__"].__get__(module) if isinstance(module, type(sys)) else None
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if frame.f_globals is namespace and frame.f_code.co_name == "<module>":
+                return True
+            frame = frame.f_back
+    return False
 
 
 def _is_unloaded_lazy(module: object) -> bool:
@@ -44,7 +56,7 @@ def _is_unloaded_lazy(module: object) -> bool:
         return False  # no importlib.util, no lazy module
 
 
-def _wait_for_import(name: str) -> None:
+def wait_for_import(name: str) -> None:
     """Return once no other thread is executing the module ``name``.
 
     Taking and releasing the module's import lock waits for another thread's
@@ -58,6 +70,23 @@ def _wait_for_import(name: str) -> None:
         _bootstrap._lock_unlock_module(name)  # pyright: ignore[reportAttributeAccessIssue]  (private; guarded)
     except Exception:
         pass
+
+
+def _finding_further_up(name: str) -> bool:
+    """Whether a call of the caller's function, further up this thread's stack, is finding ``name``.
+
+    The other finders asked to find a watched module may ask the import
+    system again (``importlib.util.find_spec``): the finder then stays out.
+    Read from the stack, so that nothing is left to undo when a Ctrl-C ends
+    the finding half way.
+    """
+    finding = sys._getframe(1)
+    frame = finding.f_back
+    while frame is not None:
+        if frame.f_code is finding.f_code and frame.f_locals.get("fullname") == name:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _in_importlib_frames(method):
@@ -84,23 +113,32 @@ class _NotifyingLoader:
         return getattr(self._loader, name)
 
     def create_module(self, spec):
-        return self._loader.create_module(spec)
+        return None if self._loader is None else self._loader.create_module(spec)
 
     @_in_importlib_frames
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
+        execute = _as_namespace_package if self._loader is None else self._loader.exec_module
         if self._on_executing is None:
-            self._loader.exec_module(module)
+            execute(module)
         else:
             cleanups = self._on_executing(module)
             try:
-                self._loader.exec_module(module)
+                execute(module)
             finally:
                 for cleanup in cleanups:
                     cleanup()
         self._on_executed(module.__name__)
+
+
+def _as_namespace_package(module: ModuleType) -> None:
+    """Set ``module`` up as the import system sets up a namespace package found without a loader (up to Python
+    3.12): its loader and ``__file__``.  A namespace package has no code to execute."""
+    from importlib import _bootstrap
+
+    _bootstrap._init_module_attrs(module.__spec__, module, override=True)  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
 
 
 class _NotifyingLegacyLoader:
@@ -140,7 +178,6 @@ class ImportHooks:
         self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
         self._executing: set[str] = set()
         self._lock = ForkSafeRLock()
-        self._finding = _local()
 
     def when_imported(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` whenever ``name`` finishes importing, and now if it has.
@@ -185,7 +222,7 @@ class ImportHooks:
         One that this very thread is executing (its import led here) calls back at
         the first import of anything after it has finished.
         """
-        _wait_for_import(name)
+        wait_for_import(name)
         with self._lock:
             module = sys.modules.get(name)
             if module is None:
@@ -253,16 +290,12 @@ class ImportHooks:
         if self._executing:
             self._call_back_for_finished()
         watched = fullname in self._callbacks or fullname in self._preparations
-        if not watched or fullname in self._names_being_found():
+        if not watched or _finding_further_up(fullname):
             return None
-        self._names_being_found().add(fullname)
-        try:
-            spec = self._find_with_others(fullname, path, target)
-        finally:
-            self._names_being_found().discard(fullname)
+        spec = self._find_with_others(fullname, path, target)
         if spec is None:
             return None
-        if hasattr(spec.loader, "exec_module"):
+        if hasattr(spec.loader, "exec_module") or (spec.loader is None and spec.submodule_search_locations is not None):
             spec.loader = _NotifyingLoader(spec.loader, self._loaded, self._prepare)
         elif hasattr(spec.loader, "load_module"):
             spec.loader = _NotifyingLegacyLoader(spec, self._loaded)
@@ -286,12 +319,6 @@ class ImportHooks:
                 cleanup()
             raise
         return cleanups
-
-    def _names_being_found(self) -> set[str]:
-        names = getattr(self._finding, "names", None)
-        if names is None:
-            names = self._finding.names = set()
-        return names
 
     def _find_with_others(self, fullname: str, path, target):
         for finder in sys.meta_path:
@@ -332,6 +359,8 @@ class ImportHooks:
         for callback in callbacks:
             try:
                 callback(name, module)
+            except INTERRUPTIONS:
+                raise
             except BaseException as error:
                 first_error = first_error or error
         if first_error is not None:

@@ -97,7 +97,8 @@ def declarations() -> list[tuple[str, str, str]]:
     """``(distribution, name, package)`` of each entry point in the group, the first install of each distribution.
 
     Of two folders of one distribution in one ``sys.path`` entry that
-    declare differently, the one that owns the files installed there says.
+    declare differently, the one that owns the files installed there says;
+    of several that no file contradicts, the one that lists the most of them.
     """
     from . import releases
 
@@ -107,11 +108,12 @@ def declarations() -> list[tuple[str, str, str]]:
             continue
         seen.add(key)
         declared = {folder: _entry_points(listing.read, folder) for folder in folders}
+        folder = folders[0]
         if len(set(declared.values())) > 1:
-            folders = listing.owners(folders)
-        text = declared[folders[0]]
+            folder = listing.most_vouched(listing.owners(folders))
+        text = declared[folder]
         if text is not None:
-            distribution = _name(listing.read, folders[0]) or key
+            distribution = _name(listing.read, folder) or key
             found.extend((distribution, name, package) for name, package in _group(text.splitlines()))
     return found
 

@@ -143,6 +143,16 @@ class _Listing:
                         contradicted.add(folder)
         return [folder for folder in folders if folder not in contradicted] or folders
 
+    def most_vouched(self, folders: list[str]) -> str:
+        """Of ``folders``, metadata folders of one distribution here, the one whose RECORD lists the most files as
+        they are here; the first of those that tie.
+
+        Where no file contradicts either of two (the replaced release's
+        RECORD lists only files the upgrade left unchanged, or there is none)
+        the upgrade's own lists more: every file it installed.
+        """
+        return max(folders, key=lambda folder: sum(_verdicts(self.root, folder, self.read, every=True)))
+
     def _starting_with(self, name: str) -> Iterator[str]:
         """The children whose name starts as ``name`` does: with the same run of letters and digits."""
         needle = "\0" + name.partition("_")[0]
@@ -421,8 +431,9 @@ def _lists_as_installed(root: str, folder: str, read: Reader, file: str) -> bool
     return bool(rows) and all(_installed_as(os.path.join(root, path), digest, size) for path, digest, size in rows)
 
 
-def _verdicts(root: str, folder: str, read: Reader) -> Iterator[bool]:
-    """For each file ``folder``'s RECORD lists under ``root``, whether it is there as listed; until one is not.
+def _verdicts(root: str, folder: str, read: Reader, every: bool = False) -> Iterator[bool]:
+    """For each file ``folder``'s RECORD lists under ``root``, whether it is there as listed; until one is not, unless
+    ``every``.
 
     Files in metadata folders, outside ``root`` or without a hash are not
     asked; a folder without a RECORD (an ``.egg-info``) has no verdicts.
@@ -432,7 +443,7 @@ def _verdicts(root: str, folder: str, read: Reader) -> Iterator[bool]:
         if digest and not (top.lower().endswith(_METADATA) or top == ".." or os.path.isabs(path)):
             agrees = _installed_as(os.path.join(root, path), digest, size)
             yield agrees
-            if not agrees:
+            if not (agrees or every):
                 return
 
 

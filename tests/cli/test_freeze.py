@@ -79,6 +79,28 @@ def test_gpushim_is_pinned_as_it_was_installed(installed, direct_url, pinned):
     assert [line for line in lines if not line.startswith("#")][0] == pinned
 
 
+@pytest.mark.parametrize(
+    "direct_url",
+    [
+        {"url": "file:///src/gpushim", "dir_info": None},
+        {"url": "https://github.com/gpushim/gpushim", "vcs_info": {"vcs": "git"}},
+        {"url": "https://github.com/gpushim/gpushim", "vcs_info": "git"},
+        {"url": "file:///wheels/gpushim.whl\n--extra-index-url https://example.invalid/simple", "archive_info": {}},
+        {"url": "https://github.com/gpushim/gpushim", "vcs_info": {"vcs": "git", "commit_id": "0\n-e file:///x"}},
+        ["file:///src/gpushim"],
+    ],
+    ids=["dir_info null", "no commit_id", "vcs_info not an object", "newline in url", "newline in commit", "a list"],
+)
+def test_a_malformed_direct_url_json_pins_the_version(installed, direct_url):
+    """Only what was checked is written: a line break would give pip an option of its own."""
+    finished = command("gpushim", "freeze", env=with_direct_url(installed, direct_url))
+    assert "Traceback" not in finished.stderr
+    assert [line for line in finished.stdout.splitlines() if not line.startswith("#")][0] == (
+        f"gpushim=={gpushim.__version__}"
+    )
+    assert not [line for line in finished.stdout.splitlines() if line.startswith("-")]
+
+
 ROOT = Path(__file__).parents[2]
 PACKAGED = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "shims", "patches")  # what the sdist holds
 

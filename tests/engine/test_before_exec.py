@@ -257,6 +257,24 @@ def test_a_target_whose_import_fails_after_the_preparer_ran_stays_pending(prepar
     assert (prepared.import_().extra.provider, state_of(registry)["state"]) == (f"{prepared.name}.extra", "applied")
 
 
+@pytest.mark.parametrize("again", ["reload", "import"])
+def test_a_module_executed_before_patch_is_prepared_when_it_executes_again(prepared, again):
+    """As after ``unpatch(); patch()``, or a late ``import gpushim.auto``: the next execution is prepared."""
+    registry = registry_for(before_patch(prepared))
+    registry.patch()
+    import_extra(prepared)
+    registry.unpatch()
+    registry.patch()
+    assert state_of(registry)["state"] == "inactive"
+    if again == "reload":
+        extra = importlib.reload(sys.modules[f"{prepared.name}.extra"])
+    else:
+        del sys.modules[f"{prepared.name}.extra"]
+        extra = import_extra(prepared)
+    assert (extra.provider, state_of(registry)["state"]) == (f"{prepared.name}.extra", "applied")
+    registry.unpatch()
+
+
 IMPORTED_ELSEWHERE = f"""
 try:
     import {PROVIDED}

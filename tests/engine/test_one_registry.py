@@ -11,7 +11,8 @@ import textwrap
 
 import pytest
 
-from tests.engine.catalogues import write_site
+from tests.engine.catalogues import LIBRARY, STANDALONE_PATCH, write_site
+from tests.engine.synthetic import write_distribution
 from tests.support import run_python
 
 # gpushim's first use finds the synthetic catalogue, slowly enough for threads to meet in it.
@@ -98,6 +99,54 @@ def test_a_child_forked_while_another_thread_patches_can_use_gpushim(site):
         """,
     )
     assert finished.stdout.splitlines() == ["child pending", "parent applied"], finished.stderr
+
+
+def test_a_child_forked_while_another_thread_imports_for_gpushim_can_patch(site):
+    """The patching thread is importing wrapt at the fork, and holds wrapt's import lock: the child, without that
+    thread, imports another patched library, whose patching needs wrapt."""
+    two = site / "synthcatalogue" / "two"
+    two.mkdir()
+    (two / "__init__.py").write_text(LIBRARY.format(target="synthtwo", distribution="synthtwo-dist"))
+    (two / "compute.py").write_text(STANDALONE_PATCH.format(id="two.compute", affected=">=1.0,<2.0", name="compute"))
+    (site / "synthtwo").mkdir()
+    (site / "synthtwo" / "__init__.py").write_text("def compute(x):\n    return x + 1\n")
+    write_distribution(site, "synthtwo-dist", "1.5.0")
+    finished = run(
+        site,
+        """
+        import importlib.util, os
+
+        class SlowWrapt:
+            def find_spec(self, name, path=None, target=None):
+                if name != "wrapt":
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.util.find_spec(name)
+                execute = spec.loader.exec_module
+                spec.loader.exec_module = lambda module: (time.sleep(1), execute(module))
+                return spec
+
+        sys.meta_path.insert(0, SlowWrapt())
+        gpushim.patch()
+        patching = threading.Thread(target=__import__, args=("synthone",))
+        patching.start()
+        time.sleep(0.5)
+        child = os.fork()
+        if child == 0:
+            import synthtwo
+            print("child", synthtwo.compute(1), gpushim.record("two.compute")["state"], flush=True)
+            os._exit(0)
+        for _ in range(50):
+            if os.waitpid(child, os.WNOHANG) != (0, 0):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(child, 9)
+            print("the child hangs")
+        patching.join()
+        """,
+    )
+    assert finished.stdout.splitlines() == ["child 3 applied"], finished.stderr
 
 
 @pytest.mark.parametrize("module", ["gpushim", "gpushim.importhook", "gpushim.journal"])

@@ -2,15 +2,17 @@
 
 import importlib
 import importlib.machinery
+import importlib.util
 import sys
 import threading
+import time
 import types
 import zipfile
 import zipimport
 
 import pytest
 
-from tests.engine.synthetic import make_patch, registry_for, state_of
+from tests.engine.synthetic import make_patch, registry_for, state_of, write_distribution
 
 
 def test_patch_before_import_applies_when_the_target_finishes_importing(target):
@@ -213,3 +215,48 @@ def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(sysp
         assert type(module.__loader__) is type(module.__spec__.loader) is zipimport.zipimporter
     finally:
         sys.path.remove(str(archive))
+
+
+def test_a_namespace_package_target_is_patched_when_it_finishes_importing(syspath):
+    """Up to Python 3.12 a namespace package is found without a loader, and nothing of it executes."""
+    (syspath / "synthlibns").mkdir()
+    (syspath / "synthlibns" / "core.py").write_text("def compute(x):\n    return x + 1\n")
+    write_distribution(syspath, "synthlib-ns", "1.5.0")
+    target = types.SimpleNamespace(name="synthlibns", distribution="synthlib-ns")
+    registry = registry_for(make_patch(target, module="synthlibns.core"))
+    registry.patch()
+    try:
+        module = importlib.import_module("synthlibns.core")
+        assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
+        assert sys.modules["synthlibns"].__file__ is None and "NamespaceLoader" in type(sys.modules["synthlibns"].__loader__).__name__
+    finally:
+        registry.unpatch()
+
+
+def test_a_status_while_another_thread_executes_a_target_loaded_by_hand_waits_for_its_end(syspath):
+    """As importlib's documented recipe loads a module: no import lock, and the module in ``sys.modules`` before its
+    code has run."""
+    source = syspath / "synthlibhand.py"
+    source.write_text("import time\ntime.sleep(0.5)\n\ndef compute(x):\n    return x + 1\n")
+    write_distribution(syspath, "synthlib-hand", "1.5.0")
+    registry = registry_for(make_patch(types.SimpleNamespace(name="synthlibhand", distribution="synthlib-hand")))
+    registry.patch()
+
+    def load():
+        spec = importlib.util.spec_from_file_location("synthlibhand", source)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["synthlibhand"] = module
+        spec.loader.exec_module(module)
+
+    loading = threading.Thread(target=load)
+    loading.start()
+    try:
+        time.sleep(0.2)
+        assert state_of(registry)["state"] == "pending"
+    finally:
+        loading.join()
+        registry.status()
+    try:
+        assert (sys.modules["synthlibhand"].compute(1), state_of(registry)["state"]) == (3, "applied")
+    finally:
+        registry.unpatch()

@@ -63,3 +63,38 @@ def test_import_patch_unpatch_and_status_from_several_threads(seed, tmp_path):
     site = adversary_site(tmp_path, _slow_target)
     finished = run_program(site, CONCURRENT.format(seed=seed, rounds=25))
     assert finished.stdout.strip() == "ok", finished.stderr[-3000:]
+
+
+IMPORTS_ITS_TARGET = """
+import threading, time
+import gpushim
+
+gpushim.patch()
+reading = threading.Thread(target=gpushim.status, daemon=True)
+reading.start()
+time.sleep(0.2)
+importing = threading.Thread(target=__import__, args=("synthadv",), daemon=True)
+importing.start()
+for thread in (reading, importing):
+    thread.join(10)
+if reading.is_alive() or importing.is_alive():
+    print("hangs", flush=True)
+    import os
+    os._exit(1)
+import synthadv
+print(synthadv.compute(1), gpushim.record("synth.compute")["state"])
+"""
+
+
+def _patch_module_imports_its_target(site):
+    """The patch module, slow to load, imports its target at its top, as a careless plugin's may."""
+    module = site / "synthcatalogue" / "synth" / "compute.py"
+    module.write_text("import time\ntime.sleep(0.5)\nimport synthadv\n" + module.read_text())
+
+
+def test_a_patch_module_that_imports_its_target_and_a_status_in_another_thread_do_not_wait_for_each_other(tmp_path):
+    """status() loads the patch module, which waits for the target's import in the other thread; that import's
+    patching waits for the module's declaration."""
+    site = adversary_site(tmp_path, _patch_module_imports_its_target)
+    finished = run_program(site, IMPORTS_ITS_TARGET)
+    assert finished.stdout.split() == ["3", "applied"], finished.stderr[-3000:]

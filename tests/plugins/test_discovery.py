@@ -186,14 +186,24 @@ def test_import_gpushim_auto_reads_entry_points_as_metadata_is_read_regular_file
     assert (finished.returncode, finished.stdout) == (0, "['lib.one']\n"), finished.stderr
 
 
-def test_of_two_installs_in_one_entry_the_one_that_owns_the_files_declares(site):
-    """``pip install --target --upgrade`` from 0.9, which declared no patches, to 1.0 leaves 0.9's folder behind."""
+LEFTOVER_RECORDS = {
+    "a file replaced since": {"fixes/__init__.py": b"def main():\n    pass\n"},
+    "only a file left unchanged": {"fixes/__init__.py": NEW_LIBRARY["fixes/__init__.py"].encode()},
+    "no RECORD": None,
+}
+
+
+@pytest.mark.parametrize("record", list(LEFTOVER_RECORDS))
+def test_of_two_installs_in_one_entry_the_one_that_owns_the_files_declares(site, record):
+    """``pip install --target --upgrade`` from 0.9, which declared no patches, to 1.0 leaves 0.9's folder behind,
+    whose RECORD lists ``record``."""
     distribution(site, "acme-fixes", ACME, NEW_LIBRARY)
     write_record(site / "acme_fixes-1.0.dist-info", {path: (site / path).read_bytes() for path in NEW_LIBRARY})
     leftover = site / "acme_fixes-0.9.dist-info"
     leftover.mkdir()
     (leftover / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-fixes\nVersion: 0.9\n")
     (leftover / "entry_points.txt").write_text("[console_scripts]\nacme = fixes:main\n")
-    write_record(leftover, {"fixes/__init__.py": b"def main():\n    pass\n"})
+    if LEFTOVER_RECORDS[record] is not None:
+        write_record(leftover, LEFTOVER_RECORDS[record])
     (library,), problems = plugins.find(OWN)
     assert library.ids == ["lib.one"] and problems == []

@@ -241,6 +241,72 @@ def test_the_contract_fails_a_patch_that_breaks_it(sites, affected, own_suite):
     assert "test_the_state_is_the_one_derived_from_the_declaration_and_the_install" in finished.stdout
 
 
+PREPARED = """
+from types import ModuleType
+
+from gpushim import Patch
+
+patch = Patch(
+    id="exampletarget.prepared_step",
+    affected=">=1.0,<2.0",
+    fixed_in="2.0",
+    issue="example/target#3",
+    fix="example/target#4",
+    summary="scaled(x) scales by 1 instead of 2.",
+    before="gpushim_example_target",
+)
+
+
+@patch.preparer
+def _prepare(module, journal):
+    step = ModuleType("gpushim_example_step")
+    step.STEP = 2
+    journal.provide("gpushim_example_step", step)
+
+
+@patch.prober
+def _probe():
+    import gpushim_example_target
+
+    result = gpushim_example_target.scaled(2)
+    return None if result == 4 else f"scaled(2) returned {result}, not 4"
+"""
+
+SCALES_BY_WHAT_IS_PROVIDED = """
+try:
+    from gpushim_example_step import STEP
+except ImportError:
+    STEP = 1
+
+
+def scaled(x):
+    return x * STEP
+"""
+
+
+def test_the_contract_passes_a_patch_that_acts_before_its_target_executes(tmp_path, sites, affected, own_suite):
+    """Its bug is no failed import; with the target imported first only gpushim active before could prepare it."""
+    site = shutil.copytree(sites["example"], tmp_path / "example")
+    (site / "example_patches" / "patches" / "exampletarget" / "prepared_step.py").write_text(PREPARED)
+    with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
+        source.write(SCALES_BY_WHAT_IS_PROVIDED)
+    (own_suite / "test_gpushim_contract.py").write_text(
+        "from gpushim.testing import Contract\n\n"
+        "class TestGpushimContract(Contract):\n"
+        "    ids = ('exampletarget.prepared_step',)\n"
+    )
+    finished = contract(own_suite, site, affected)
+    assert finished.returncode == 0, finished.stdout
+    assert "gpushim_example_target executed before import gpushim.auto" in finished.stdout
+    reason = python(
+        "import gpushim.auto, gpushim_example_target, gpushim\n"
+        "print(gpushim.record('exampletarget.prepared_step')['reason'])",
+        site,
+        affected,
+    )
+    assert reason == "gpushim_example_target executed with gpushim_example_step provided, withdrawn since\n"
+
+
 def test_the_contract_skips_the_checks_of_a_probe_that_cannot_run_here_with_its_reason(sites, affected, own_suite):
     """As cupy.expm_pade_term's probe on a GPU host without cuBLAS: no verdict, and no failure of the patch."""
     with open(affected / "gpushim_example_target" / "__init__.py", "a") as source:
