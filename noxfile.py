@@ -281,14 +281,16 @@ def radar(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/patches.md's patch table from the patch declarations, and the README's pytest header
-    lines, active and not, as the plugin prints them with Warp 1.6.0 (``tests/cli`` checks both)."""
+    """Regenerate docs/patches.md's patch table from the patch declarations, docs/coverage.md's table and the
+    README's headline from the list of upstream fixes, and the README's pytest header lines, active and not, as
+    the plugin prints them with Warp 1.6.0 (``tests/cli`` and ``tests/catalogue`` check them)."""
     session.install(".", "pytest")
     table = session.run("python", "-m", "gpushim", "patches", "--markdown", silent=True)
     page = ROOT / "docs" / "patches.md"
     before, rest = page.read_text().split(TABLE_BEGIN)
     _, after = rest.split(TABLE_END)
     page.write_text(f"{before}{TABLE_BEGIN}\n{table}{TABLE_END}{after}")
+    session.run("python", "-m", "matrix.coverage")
     release = Path(session.create_tmp()) / "warp-1.6.0"
     (release / "warp_lang-1.6.0.dist-info").mkdir(parents=True, exist_ok=True)
     (release / "warp_lang-1.6.0.dist-info" / "METADATA").write_text(
