@@ -74,7 +74,7 @@ def _status(arguments: argparse.Namespace) -> int:
         print(json.dumps([record.as_dict() for record in records], indent=2))
     else:
         print(format_table(records))
-        for advice in (upgrades(records), upstream_fixes(records)):
+        for advice in (upstream_fixes(records), upgrades(records)):
             if advice:
                 print(advice)
     failed = [record["id"] for record in records if record["state"] == FAILED]

@@ -96,7 +96,8 @@ def test_without_a_listed_library_installed_it_says_so(tmp_path):
 
 def test_status_and_freeze_give_a_line_per_release(installed):
     printed = command("gpushim", "status", env=installed).stdout
-    lines = printed.split("\n\nupstream's fixes (`gpushim advisories` lists them):\n")[1].splitlines()
+    block = printed.split("\n\nupstream's fixes (`gpushim advisories` lists them):\n")[1]
+    lines = block.split("\n\n")[0].splitlines()
     assert [line.split(":")[0] for line in lines] == [f"  {d} {v}" for d, v in sorted(RELEASES.items())]
     frozen = command("gpushim", "freeze", env=installed).stdout
     for release in advisories(installed):
