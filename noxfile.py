@@ -118,7 +118,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     where = "import gpushim, os; print(os.path.dirname(gpushim.__file__))"
     engine = Path(session.run("python", "-c", where, silent=True).strip())
-    modules = [*engine.glob("*.py"), *engine.glob("bootstrap/*.py")]
+    modules = [*engine.glob("*.py"), *engine.glob("bootstrap/*.py"), *engine.glob("advisories/*.py")]
     config = Path(session.create_tmp()) / "pyrightconfig.json"
     config.write_text(json.dumps(tomllib.loads(Path("pyproject.toml").read_text())["tool"]["pyright"]))
     session.run("pyright", "--project", str(config), *sorted(str(path) for path in modules))

@@ -1,6 +1,6 @@
 """docs/coverage.md's table and the README's headline, counted from the list of upstream fixes (shims/advisories/).
 
-``nox -s docs`` writes both (``python -m matrix.coverage``); tests/catalogue/test_advisories.py checks that they are current.
+``nox -s docs`` writes both (``python -m matrix.coverage``); tests/catalogue/test_advisories.py checks them.
 A fix is within reach when its reach is not ``not-backportable``: a patch fixes it, or one could.
 """
 

@@ -48,7 +48,9 @@ def changelog_fixes(mirror: str, after: str, upto: str) -> list[tuple[str, str]]
         if not re.fullmatch(r"\d+\.\d+\.\d+", version) or not release(after) < release(version) <= release(upto):
             continue
         headed = re.split(r"^### ", body, flags=re.M)
-        fixed = [part.partition("\n")[2] for part in headed[1:] if part.startswith("Fixed")] if len(headed) > 1 else [body]
+        fixed = (
+            [part.partition("\n")[2] for part in headed[1:] if part.startswith("Fixed")] if len(headed) > 1 else [body]
+        )
         for part in fixed:
             for bullet in re.split(r"^\s*- ", part, flags=re.M)[1:]:
                 found.append((version, " ".join(bullet.split())))
@@ -56,7 +58,7 @@ def changelog_fixes(mirror: str, after: str, upto: str) -> list[tuple[str, str]]
 
 
 def release_line_commits(mirror: str, after: str, upto: str) -> list[tuple[str, str]]:
-    """``(release, subject)`` of every first-parent commit between consecutive release tags after ``after`` up to ``upto``."""
+    """``(release, subject)`` of each first-parent commit between the release tags from ``after`` to ``upto``."""
     tags = sorted(
         (tag for tag in git(mirror, "tag", "--list", "v*").split() if re.fullmatch(r"v\d+\.\d+\.\d+", tag)), key=release
     )

@@ -61,7 +61,7 @@ def upgrades(records: Sequence[Fields]) -> str:
 
 
 def upstream_fixes(records: Sequence[Fields]) -> str:
-    """Per installed release, how many of upstream's fixes hit it and how many gpushim makes (``gpushim advisories``)."""
+    """Per installed release, how many upstream fixes hit it and how many gpushim makes (``gpushim advisories``)."""
     from gpushim.advisories import counts, installed
 
     lines = [f"  {counts(release)}" for release in installed(records)]

@@ -112,7 +112,9 @@ def installed(records: Sequence[Fields] | None = None, libraries: Sequence[str] 
         listed = load(library)
         mine = [record for record in records if record["target"] == listed["target"]]
         by_id = {record["id"]: record for record in mine}
-        for distribution, version in sorted({(r["distribution"], r["installed_version"]) for r in mine if r["distribution"]}):
+        for distribution, version in sorted(
+            {(r["distribution"], r["installed_version"]) for r in mine if r["distribution"]}
+        ):
             release = {"library": library, "distribution": distribution, "version": version, "read": listed["read"]}
             release["error"] = None
             try:

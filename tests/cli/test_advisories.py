@@ -35,7 +35,9 @@ def test_every_listed_fix_that_hits_an_installed_release_is_shown_for_it(install
     found = advisories(installed)
     assert [(release["distribution"], release["version"]) for release in found] == sorted(RELEASES.items())
     for release in found:
-        listed = [entry for entry in load(release["library"])["entries"] if is_affected(release["version"], entry["affected"])]
+        listed = [
+            entry for entry in load(release["library"])["entries"] if is_affected(release["version"], entry["affected"])
+        ]
         assert [{k: v for k, v in entry.items() if k != "here"} for entry in release["entries"]] == listed
 
 
