@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from gpushim.advisories import load
+from gpushim.advisories import counts, load
 from gpushim.releases import is_affected
 from tests.cli.scripts import RELEASES, command, environment, status, write_distribution
 
@@ -106,6 +106,14 @@ def test_status_and_freeze_give_a_line_per_release(installed):
         fixed = sum(entry["here"] == "fixed" for entry in release["entries"])
         said = f"#   {len(release['entries'])} upstream fixes hit this release, {fixed} fixed by gpushim "
         assert said + "(`gpushim advisories` lists them)" in frozen.splitlines()
+
+
+def test_selftest_ends_with_a_line_per_release(tmp_path):
+    """DALI 1.32.0 as metadata alone: its probes cannot import it, and the count comes all the same."""
+    env = one_release(tmp_path, "nvidia-dali-cuda120", "1.32.0")
+    (release,) = advisories(env)
+    printed = command("gpushim", "selftest", env=env).stdout.splitlines()
+    assert printed[-2:] == ["upstream's fixes (`gpushim advisories` lists them):", f"  {counts(release)}"]
 
 
 def test_neither_gpushim_auto_nor_status_reads_the_list(installed):
