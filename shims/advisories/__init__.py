@@ -69,8 +69,9 @@ def patch_of(entry: dict) -> str | None:
     return None if reach == NOT_YET or reach.startswith(NOT_BACKPORTABLE) else reach
 
 
-def hits(entry: dict, version: str) -> bool:
-    return releases.is_affected(version, entry["affected"])
+def left(entry: dict) -> bool:
+    """Whether the bug of an entry with ``here`` stays on the release: gpushim fixes it not, and it can show."""
+    return entry["here"] not in (FIXED, UNTRIGGERED)
 
 
 def here(entry: dict, records: dict[str, Fields]) -> str:
@@ -100,8 +101,8 @@ def installed(records: Sequence[Fields] | None = None, libraries: Sequence[str] 
     say which release is installed and what each patch does to it.  Each
     release's ``complete`` says whether the list covers it, ``error`` why its
     version cannot be compared (then it has no entries), ``lowest_fix`` the
-    lowest release with upstream's fix of every entry gpushim does not fix
-    there (None where one has no fix upstream yet, or there is none to fix).
+    lowest release with upstream's fix of every entry :func:`left` there
+    (None where one has no fix upstream yet, or none is left).
     """
     if records is None:
         import gpushim
@@ -119,7 +120,8 @@ def installed(records: Sequence[Fields] | None = None, libraries: Sequence[str] 
             release["error"] = None
             try:
                 release["complete"] = listed["covers"] is not None and releases.is_affected(version, listed["covers"])
-                release["entries"] = [{**e, "here": here(e, by_id)} for e in listed["entries"] if hits(e, version)]
+                hit = [entry for entry in listed["entries"] if releases.is_affected(version, entry["affected"])]
+                release["entries"] = [{**entry, "here": here(entry, by_id)} for entry in hit]
             except releases.BadVersion as why:
                 release.update(complete=False, entries=[], error=str(why))
             release["lowest_fix"] = lowest_fix(release["entries"])
@@ -128,8 +130,8 @@ def installed(records: Sequence[Fields] | None = None, libraries: Sequence[str] 
 
 
 def lowest_fix(entries: list[dict]) -> str | None:
-    """The highest ``fixed_in`` of the entries gpushim does not fix; None if there are none, or one has no fix."""
-    unfixed = [entry["fixed_in"] for entry in entries if entry["here"] != FIXED]
+    """The highest ``fixed_in`` of the entries :func:`left`; None if there are none, or one has no fix."""
+    unfixed = [entry["fixed_in"] for entry in entries if left(entry)]
     if not unfixed or None in unfixed:
         return None
     lowest = unfixed[0]
@@ -140,12 +142,12 @@ def lowest_fix(entries: list[dict]) -> str | None:
 
 
 def tally(release: dict) -> dict[str, int]:
-    """How many entries hit the release, how many gpushim fixes, and how many silent wrong results it leaves."""
+    """How many entries hit the release, how many gpushim fixes, and how many silent wrong results are :func:`left`."""
     entries = release["entries"]
     return {
         "hit": len(entries),
         "fixed": sum(entry["here"] == FIXED for entry in entries),
-        "silent_left": sum(entry["here"] != FIXED and entry["consequence"] == "wrong-result" for entry in entries),
+        "silent_left": sum(left(entry) and entry["consequence"] == "wrong-result" for entry in entries),
     }
 
 

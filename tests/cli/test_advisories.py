@@ -65,7 +65,7 @@ def test_an_entry_whose_patch_finds_the_environment_does_not_trigger_it_says_so(
 
 def test_the_lowest_release_with_upstreams_fix_of_all_that_gpushim_leaves(installed):
     for release in advisories(installed):
-        left = [entry["fixed_in"] for entry in release["entries"] if entry["here"] != "fixed"]
+        left = [entry["fixed_in"] for entry in release["entries"] if entry["here"] not in ("fixed", "untriggered")]
         assert release["lowest_fix"] == latest(left)
 
 
