@@ -206,8 +206,9 @@ def parser() -> argparse.ArgumentParser:
         "status",
         "each patch and its state on this install",
         "Each patch with the installed release of its library and its state in this process, "
-        "then, per installed release that needs patches, the lowest release outside every patch's range, "
-        "if one is known. "
+        "then, per installed release, how many of upstream's fixes hit it and how many gpushim makes "
+        "(`gpushim advisories` lists them), and per installed release that needs patches, the lowest "
+        "release outside every patch's range, if one is known. "
         "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
         "release's patches read `inactive` here.",
         _status,
@@ -238,7 +239,8 @@ def parser() -> argparse.ArgumentParser:
         "freeze",
         "a requirements file of the installed libraries, with gpushim's patches in comments",
         "A requirements file that pip accepts: gpushim and each installed library release pinned, "
-        "with the state of every patch for that release in a comment. For experiment logs and bug "
+        "with the state of every patch for that release, and how many of upstream's fixes hit it, in "
+        "comments. For experiment logs and bug "
         "reports; call gpushim.freeze.freeze() in the job itself to record what was applied there.",
         _freeze,
         "print JSON instead of a requirements file",
