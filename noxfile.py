@@ -119,7 +119,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     where = "import gpushim, os; print(os.path.dirname(gpushim.__file__))"
     engine = Path(session.run("python", "-c", where, silent=True).strip())
-    modules = [*engine.glob("*.py"), *engine.glob("bootstrap/*.py")]
+    modules = [*engine.glob("*.py"), *engine.glob("bootstrap/*.py"), *engine.glob("advisories/*.py")]
     config = Path(session.create_tmp()) / "pyrightconfig.json"
     config.write_text(json.dumps(tomllib.loads(Path("pyproject.toml").read_text())["tool"]["pyright"]))
     session.run("pyright", "--project", str(config), *sorted(str(path) for path in modules))
@@ -288,14 +288,16 @@ def radar(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/patches.md's patch table from the patch declarations, and the README's pytest header
-    lines, active and not, as the plugin prints them with Warp 1.6.0 (``tests/cli`` checks both)."""
+    """Regenerate docs/patches.md's patch table from the patch declarations, docs/coverage.md's table and the
+    README's headline from the list of upstream fixes, and the README's pytest header lines, active and not, as
+    the plugin prints them with Warp 1.6.0 (``tests/cli`` and ``tests/catalogue`` check them)."""
     session.install(".", "pytest")
     table = session.run("python", "-m", "gpushim", "patches", "--markdown", silent=True)
     page = ROOT / "docs" / "patches.md"
     before, rest = page.read_text().split(TABLE_BEGIN)
     _, after = rest.split(TABLE_END)
     page.write_text(f"{before}{TABLE_BEGIN}\n{table}{TABLE_END}{after}")
+    session.run("python", "-m", "matrix.coverage")
     release = Path(session.create_tmp()) / "warp-1.6.0"
     (release / "warp_lang-1.6.0.dist-info").mkdir(parents=True, exist_ok=True)
     (release / "warp_lang-1.6.0.dist-info" / "METADATA").write_text(

@@ -61,6 +61,14 @@ def upgrades(records: Sequence[Fields]) -> str:
     return "\n".join(["\nupgrades after which no patch is needed:", *lines]) if lines else ""
 
 
+def upstream_fixes(records: Sequence[Fields]) -> str:
+    """Per installed release, how many upstream fixes hit it and how many gpushim makes (``gpushim advisories``)."""
+    from gpushim.advisories import counts, installed
+
+    lines = [f"  {counts(release)}" for release in installed(records)]
+    return "\n".join(["\nupstream's fixes (`gpushim advisories` lists them):", *lines]) if lines else ""
+
+
 def _status(arguments: argparse.Namespace) -> int:
     records = gpushim.status()
     if arguments.json:
@@ -73,9 +81,9 @@ def _status(arguments: argparse.Namespace) -> int:
         )
     else:
         print(format_table(records))
-        advice = upgrades(records)
-        if advice:
-            print(advice)
+        for advice in (upstream_fixes(records), upgrades(records)):
+            if advice:
+                print(advice)
     failed = [record["id"] for record in records if record["state"] == FAILED]
     if arguments.check and failed:
         print(f"gpushim status --check: {len(failed)} failed: {', '.join(failed)}", file=sys.stderr)
@@ -100,6 +108,9 @@ def _selftest(arguments: argparse.Namespace) -> int:
     else:
         print(format_table(results, ("id", "distribution", "installed_version", "verdict", "without", "with")))
         print(f"\n{summary(results)}")
+        advice = upstream_fixes(results)
+        if advice:
+            print(advice)
     return 1 if any(result["verdict"] in (NEEDED, PROBE_ERROR) for result in results) else 0
 
 
@@ -164,6 +175,20 @@ def _freeze(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _advisories(arguments: argparse.Namespace) -> int:
+    from gpushim.advisories import CONSEQUENCES, LIBRARIES, installed, report
+
+    found = installed(libraries=[arguments.library] if arguments.library else LIBRARIES)
+    consequences = [arguments.consequence] if arguments.consequence else list(CONSEQUENCES)
+    if arguments.json:
+        for release in found:
+            release["entries"] = [entry for entry in release["entries"] if entry["consequence"] in consequences]
+        print(json.dumps(found, indent=2))
+    else:
+        print(report(found, consequences))
+    return 0
+
+
 def _bootstrap_path(arguments: argparse.Namespace) -> int:
     from gpushim.launcher import BOOTSTRAP
 
@@ -178,6 +203,8 @@ def version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
+    from gpushim.advisories import CONSEQUENCES, LIBRARIES
+
     top = argparse.ArgumentParser(
         prog="gpushim", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -195,8 +222,9 @@ def parser() -> argparse.ArgumentParser:
         "status",
         "each patch and its state on this install",
         "Each patch with the installed release of its library and its state in this process, "
-        "then, per installed release that needs patches, the lowest release outside every patch's range, "
-        "if one is known. "
+        "then, per installed release, how many of upstream's fixes hit it and how many gpushim makes "
+        "(`gpushim advisories` lists them), and per installed release that needs patches, the lowest "
+        "release outside every patch's range, if one is known. "
         "Reads distribution metadata only: a fresh process has gpushim inactive, so an affected "
         "release's patches read `inactive` here.",
         _status,
@@ -227,10 +255,25 @@ def parser() -> argparse.ArgumentParser:
         "freeze",
         "a requirements file of the installed libraries, with gpushim's patches in comments",
         "A requirements file that pip accepts: gpushim and each installed library release pinned, "
-        "with the state of every patch for that release in a comment. For experiment logs and bug "
+        "with the state of every patch for that release, and how many of upstream's fixes hit it, in "
+        "comments. For experiment logs and bug "
         "reports; call gpushim.freeze.freeze() in the job itself to record what was applied there.",
         _freeze,
         "print JSON instead of a requirements file",
+    )
+    advisories = command(
+        "advisories",
+        "upstream's bug fixes that hit the installed releases, and what gpushim does about each",
+        "Every bug fix upstream made after the installed release of each library gpushim knows, from the list "
+        "gpushim ships: its consequence, the first release with the fix, whether a gpushim patch fixes it here, "
+        "its patch does not reach this release, or none can (compiled code) or none exists yet; then the lowest "
+        "release with upstream's fix of all that gpushim does not fix. Reads distribution metadata only.",
+        _advisories,
+        "print the releases and their entries as JSON",
+    )
+    advisories.add_argument("--library", choices=LIBRARIES, help="this library's releases only")
+    advisories.add_argument(
+        "--class", dest="consequence", choices=tuple(CONSEQUENCES), help="the fixes of this consequence only"
     )
     run = command(
         "run",

@@ -83,6 +83,7 @@ def freeze(records: Sequence[Fields] | None = None) -> dict:
         if record["state"] in _UNRELATED:
             continue
         release["patches"].append({"id": labelled(record), "state": record["state"]})
+    _count_upstream_fixes(records, found)
     for release in found.values():
         if needs_patches(release):
             ranges = [
@@ -95,6 +96,17 @@ def freeze(records: Sequence[Fields] | None = None) -> dict:
         "releases": list(found.values()),
         "gating": _gating(records),
     }
+
+
+def _count_upstream_fixes(records: Sequence[Fields], found: dict[tuple[str, str | None], dict]) -> None:
+    """Give each release of a library with a list its ``upstream_fixes``: :func:`gpushim.advisories.tally`'s counts."""
+    from .advisories import installed, tally
+
+    for release in found.values():
+        release["upstream_fixes"] = None
+    for listed in installed(records):
+        if not listed["error"]:
+            found[(listed["distribution"], listed["version"])]["upstream_fixes"] = tally(listed)
 
 
 def needs_patches(release: dict) -> bool:
@@ -229,6 +241,12 @@ def format_freeze(frozen: dict) -> str:
             lines.append(f"#   no gpushim patch is needed from {release['distribution']} {release['fixed_in']} on")
         elif needs_patches(release):
             lines.append(f"#   {NONE_KNOWN}")
+        fixes = release["upstream_fixes"]
+        if fixes is not None:
+            lines.append(
+                "#   {hit} upstream fixes hit this release, {fixed} fixed by gpushim "
+                "(`gpushim advisories` lists them)".format(**fixes)
+            )
     for dependency in frozen["gating"]:
         lines.append(requirement(dependency["distribution"], dependency["version"]))
         lines.append(f"#   decides whether these apply: {', '.join(dependency['gates'])}")

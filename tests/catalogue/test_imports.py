@@ -43,3 +43,17 @@ def test_no_module_imports_a_test_module():
         if any(part.startswith("test_") for part in name.split("."))
     ]
     assert found == []
+
+
+def test_only_the_commands_import_the_list_of_upstream_fixes_and_only_when_they_run():
+    """``import gpushim.auto`` costs nothing more for the list (tests/cli/test_advisories.py runs it)."""
+    found = set()
+    for path in sorted((ROOT / "shims").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        inside = {id(node) for function in functions for node in ast.walk(function)}
+        for node in ast.walk(tree):
+            names = imported(ast.Module([node], [])) if isinstance(node, (ast.Import, ast.ImportFrom)) else []
+            if any("advisories" in name for _, name in names):
+                found.add((path.relative_to(ROOT).as_posix(), id(node) in inside))
+    assert found == {("shims/cli.py", True), ("shims/freeze.py", True)}

@@ -16,7 +16,7 @@ from gpushim.freeze import NONE_KNOWN
 from tests.cli.scripts import command, environment, status, write_distribution
 
 README = Path(__file__).parents[2] / "README.md"
-COMMANDS = ("status", "selftest", "patches", "freeze", "run", "bootstrap-path")
+COMMANDS = ("status", "selftest", "patches", "advisories", "freeze", "run", "bootstrap-path")
 DECLARED = {"id", "target", "affected", "fixed_in", "upstream", "summary", "origin"}
 
 

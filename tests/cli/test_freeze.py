@@ -246,7 +246,10 @@ def test_the_upgrade_is_the_lowest_release_outside_the_range_of_every_patch_in_r
 def test_a_patch_in_range_that_upstream_has_not_fixed_leaves_no_release_to_upgrade_to():
     records = [record("synth.a", "pending", fixed_in="1.9"), record("synth.b", "applied", fixed_in=None)]
     (release,) = freeze(records)["releases"]
-    assert (release["fixed_in"], set(release)) == (None, {"distribution", "version", "target", "patches", "fixed_in"})
+    assert (release["fixed_in"], set(release)) == (
+        None,
+        {"distribution", "version", "target", "patches", "fixed_in", "upstream_fixes"},
+    )
     assert f"#   {NONE_KNOWN}" in format_freeze(freeze(records)).splitlines()
 
 
