@@ -18,17 +18,27 @@ from gpushim import expect, expect_same
 
 
 def numpy_view(numpy, names):
-    """A module that reads as ``numpy``, holding ``names`` (a mapping) of its own."""
+    """A module that reads as ``numpy``, holding ``names`` (a mapping) of its own.
+
+    It is a plain module holding NumPy's attributes as they are when it is
+    made, then ``names``; a name NumPy gains later (a submodule imported
+    since) it reads on NumPy, through the module's ``__getattr__`` (PEP
+    562), as it does ``__spec__`` and ``__file__``.  A plain module, and not
+    a subclass forwarding every read, because CuPy reads NumPy in its
+    hottest paths (``numpy.add`` for ``a + b``): a read from the view costs
+    what one from NumPy does, where a forwarding subclass costs some
+    microseconds, an AttributeError raised and caught each time.  The price:
+    an attribute of NumPy rebound after the view is made is not seen by the
+    modules given the view.
+    """
     import types
 
-    class NumpyView(types.ModuleType):
-        def __getattr__(self, name):
-            return getattr(numpy, name)
-
-    view = NumpyView(numpy.__name__, numpy.__doc__)
+    view = types.ModuleType(numpy.__name__, numpy.__doc__)
     for own in ("__package__", "__loader__", "__spec__"):
         del view.__dict__[own]  # read through to numpy's
+    vars(view).update((name, value) for name, value in vars(numpy).items() if not name.startswith("__"))
     vars(view).update(names)
+    view.__getattr__ = lambda name: getattr(numpy, name)
     view.__wrapped__ = numpy
     return view
 
