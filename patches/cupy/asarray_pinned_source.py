@@ -61,6 +61,7 @@ copy cannot be queued and the probe cannot run.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, ProbeCannotRun, expect
+from gpushim.patches.cupy._memory import keep_busy
 
 patch = Patch(
     id="cupy.asarray_pinned_source",
@@ -115,17 +116,6 @@ def _apply(cupy, journal):
     journal.wrap((core, core.core), "array", _fixed(numpy, cupy, pinned_memory))
 
 
-# A kernel that keeps its stream busy for ``cycles`` clock ticks, so that what is queued after it waits.
-SPIN = r"""
-extern "C" __global__ void spin(long long cycles) {
-    long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
-}
-"""
-SPIN_CYCLES = 1 << 30  # about half a second at 2 GHz
-
-
 def dropped_while_queued(cupy, cupyx, numpy, stream):
     """A pinned NumPy array of 1.0 copied with ``cupy.asarray`` behind a spinning kernel on ``stream``, then dropped,
     and a new pinned array of its size filled with 2.0 while the copy waits: whether the source died when dropped,
@@ -133,7 +123,7 @@ def dropped_while_queued(cupy, cupyx, numpy, stream):
     import weakref
 
     with stream:
-        cupy.RawKernel(SPIN, "spin")((1,), (1,), (numpy.int64(SPIN_CYCLES),))
+        keep_busy(cupy, numpy)
         source = cupyx.empty_pinned(1 << 16, numpy.float64)
         source[:] = 1.0
         held = weakref.ref(source)
