@@ -7,8 +7,10 @@ with a kernel, then copying that array to the host.  Given a stream, it
 launches the packing kernel on the current stream and queues the copy on
 the stream given: nothing orders the two, so the copy may read the packed
 array before the kernel has written it, and return stale memory, silently.
-CuPy 12.x and 13.0.0 to 13.2.0 do this, with every NumPy (12.x read from
-git; it cannot import without a driver).
+CuPy 13.0.0 to 13.2.0 do this, with every NumPy.  12.x does too (read from
+git), but its ``get`` has no ``blocking`` (13.0.0 added it), and a release
+that cannot import without a driver cannot show the patch written for 13.x
+right: 12.x is left out of the range.
 
 Fixed upstream.  cupy/cupy#8369, backported as #8418, released in 13.3.0,
 which packs on the stream given: ``git tag --contains 5669dd000`` (the
@@ -47,7 +49,7 @@ from gpushim.patches.cupy._memory import keep_busy
 
 patch = Patch(
     id="cupy.get_stream_packing",
-    affected=">=12.0.0,<13.3.0",
+    affected=">=13.0.0,<13.3.0",
     fixed_in="13.3.0",
     issue="cupy/cupy#8369",
     fix="cupy/cupy#8369 (backport #8418)",
