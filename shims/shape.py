@@ -274,15 +274,19 @@ def _parameters_of(function: Any) -> Optional[list]:
 def _embedded_parameters(function: object) -> Optional[list]:
     """The parameters of the signature Cython's ``embedsignature`` puts first in a docstring.
 
-    ``array(obj, dtype=None, bool copy=True, order=u'K')``: a C type before a
-    name is dropped, defaults must be Python literals.
+    ``array(obj, dtype=None, bool copy=True, order=u'K')``, for a method
+    ``_ndarray_base.get(self, stream=None, ...)``: a C type before a name is
+    dropped, defaults must be Python literals.
     """
     import ast
 
     doc, name = getattr(function, "__doc__", None), getattr(function, "__name__", None)
-    if not isinstance(doc, str) or not isinstance(name, str) or not doc.startswith(f"{name}("):
+    if not isinstance(doc, str) or not isinstance(name, str):
         return None
-    text = doc[len(name) + 1 : doc.find(")")]
+    head = doc.partition("(")[0]  # a method's is qualified by its class: "_ndarray_base.get(self, ...)"
+    if head != name and not head.endswith(f".{name}"):
+        return None
+    text = doc[len(head) + 1 : doc.find(")")]
     parameters = []
     for part in text.split(",") if text.strip() else ():
         declaration, equals, default = part.partition("=")

@@ -1,4 +1,4 @@
-"""What the CuPy patches' probes share: memory that tracing and dispatch never touch."""
+"""What the CuPy patches' probes share: memory that tracing and dispatch never touch, a stream kept busy."""
 
 
 def untouched_memory(cupy):
@@ -16,3 +16,19 @@ def untouched_memory(cupy):
         return cupy.cuda.MemoryPointer(memory, 0)
 
     return allocate
+
+
+# A kernel that keeps its stream busy for ``cycles`` clock ticks, so that what is queued after it waits.
+_SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+"""
+
+
+def keep_busy(cupy, numpy):
+    """Queue on the current stream a kernel that spins for about half a second (2**30 ticks at 2 GHz): what is
+    queued after it on that stream waits, what another stream runs meanwhile does not.  A device is needed."""
+    cupy.RawKernel(_SPIN, "spin")((1,), (1,), (numpy.int64(1 << 30),))

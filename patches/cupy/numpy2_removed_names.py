@@ -79,7 +79,8 @@ contract counts as the bug showing.
 
 from __future__ import annotations
 
-from gpushim import Patch, expect, expect_same
+from gpushim import Patch
+from gpushim.patches.cupy._numpy_view import give_view, numpy_view
 
 patch = Patch(
     id="cupy.numpy2_removed_names",
@@ -219,41 +220,16 @@ def _lend(cupy, journal):
         journal.lend(numpy.lib, "index_tricks", numpy.lib._index_tricks_impl)
 
 
-def _view_of(numpy):
-    """A module that reads as ``numpy`` but also holds the exceptions NumPy 2 moved to ``numpy.exceptions``."""
-    import importlib
-    import types
-
-    exceptions = importlib.import_module("numpy.exceptions")
-
-    class NumpyWithRemovedExceptions(types.ModuleType):
-        def __getattr__(self, name):
-            return getattr(numpy, name)
-
-    view = NumpyWithRemovedExceptions(numpy.__name__, numpy.__doc__)
-    for own in ("__package__", "__loader__", "__spec__"):
-        del view.__dict__[own]  # read through to numpy's
-    for name in _EXCEPTIONS:
-        if name not in vars(numpy):
-            setattr(view, name, getattr(exceptions, name))
-    view.__wrapped__ = numpy
-    return view
-
-
 @patch.applier
 def _give_the_view(cupy, journal):
     import importlib
 
     import numpy
+    import numpy.exceptions
 
+    removed = {name: getattr(numpy.exceptions, name) for name in _EXCEPTIONS if name not in vars(numpy)}
     modules = [importlib.import_module(name) for name in _CALL_TIME_READERS]
-    for module in modules:
-        expect_same(
-            expect(module, "numpy", type(numpy), own=True), numpy, f"{module.__name__}.numpy", "the numpy module"
-        )
-    view = _view_of(numpy)
-    for module in modules:
-        journal.replace(module, "numpy", view)
+    give_view(journal, modules, "numpy", numpy, numpy_view(numpy, removed))
 
 
 @patch.prober

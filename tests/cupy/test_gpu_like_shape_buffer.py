@@ -14,12 +14,11 @@ yet.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy
 import pytest
 
 from gpushim.patches.cupy.like_shape_buffer import patch
+from tests.cupy.device_pool import a_freed_block_before_a_live_array
 from tests.gpu import on_gpu, pretend_a_device
 from tests.support import gate
 
@@ -40,22 +39,6 @@ def prototype():
     import cupy
 
     return cupy.empty((64, 64))[:, ::2]
-
-
-@contextlib.contextmanager
-def a_freed_block_before_a_live_array(nbytes):
-    """A pool of the test's own, in use for the ``with`` block, holding a free block of ``nbytes`` right before
-    a live array of 0.5; that array."""
-    import cupy
-
-    pool = cupy.cuda.MemoryPool()
-    with cupy.cuda.using_allocator(pool.malloc):
-        cupy.empty(1 << 20, "B")  # freed at once: a chunk the pool splits for what follows
-        block = cupy.empty(nbytes, "B")
-        neighbour = cupy.full(4096, 0.5)
-        assert neighbour.data.ptr == block.data.ptr + nbytes, "the pool no longer packs arrays in a free chunk"
-        del block
-        yield neighbour
 
 
 def made_and_filled(function):

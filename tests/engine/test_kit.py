@@ -208,6 +208,21 @@ def test_check_reads_the_signature_cython_embeds_in_a_docstring():
         Parameters("obj", dtype=None, copy=False, order="K", ndmin=0).check(CythonFunction())
 
 
+def test_check_reads_the_signature_cython_embeds_for_a_method_qualified_by_its_class():
+    class CythonMethod:
+        __name__ = "get"
+        __doc__ = "_ndarray_base.get(self, stream=None, order=u'C')\n\nReturns a copy."
+
+        @property
+        def __signature__(self):
+            raise ValueError("no signature found")
+
+    Parameters(stream=None, order="C").check(CythonMethod(), method=True)
+    CythonMethod.__doc__ = "forget(self, stream=None, order=u'C')"
+    with pytest.raises(TargetMismatch, match="has no signature that can be read"):
+        Parameters(stream=None, order="C").check(CythonMethod(), method=True)
+
+
 @pytest.mark.parametrize("names", [("self", "a"), ("a", "a"), ("a-b",), ("lambda",)])
 def test_parameters_refuse_names_that_cannot_be_bound(names):
     with pytest.raises(ValueError):
