@@ -241,7 +241,7 @@ def format_freeze(frozen: dict) -> str:
             lines.append(f"#   no gpushim patch is needed from {release['distribution']} {release['fixed_in']} on")
         elif needs_patches(release):
             lines.append(f"#   {NONE_KNOWN}")
-        fixes = release["upstream_fixes"]
+        fixes = release.get("upstream_fixes")  # absent from what an older gpushim wrote
         if fixes is not None:
             lines.append(
                 "#   {hit} upstream fixes hit this release, {fixed} fixed by gpushim "
