@@ -34,7 +34,8 @@ This command reports what gpushim does on this install; it never imports a GPU l
 EPILOG = """\
 states: applied (patched in this process), pending (gpushim is active here and patches
 the library when it is imported), inactive (would apply, but gpushim is not active in
-this process), not-affected, not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
+this process), not-affected, not-installed, opt-in (affected; on only where GPUSHIM_ENABLE
+names it), disabled (GPUSHIM_DISABLE), failed (see reason).
 Report a patch that fails or a `needed` selftest verdict at https://github.com/gpushim/gpushim/issues"""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
@@ -100,11 +101,19 @@ def patch_table(records: Sequence[Fields] | None = None) -> str:
     """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
+        opt_in = f"opt-in (`GPUSHIM_ENABLE={record['id']}`): " if _is_opt_in(record["id"]) else ""
         rows.append(
             f"| `{labelled(record)}` | {record['target']} | `{record['affected']}` | {record['fixed_in'] or 'not yet'} "
-            f"| {record['upstream']} | {record['summary']} |"
+            f"| {record['upstream']} | {opt_in}{record['summary']} |"
         )
     return "\n".join(rows)
+
+
+def _is_opt_in(id: str) -> bool:
+    try:
+        return gpushim.registry()[id].opt_in
+    except Exception:  # what another distribution declared but cannot be used: its row says so
+        return False
 
 
 def patch_list(records: Sequence[Fields], width: int) -> str:

@@ -48,6 +48,10 @@ class Patch:
     the bug needs to be absent (found without importing them) or attributes
     written ``module:attribute.path`` (``ast:Constant.n``, looked up without
     running code: no property or module ``__getattr__``).
+
+    An ``opt_in`` patch changes what code that relied on the released
+    behaviour does (Warp 1.13's short-circuiting ``and``): it applies only
+    where ``GPUSHIM_ENABLE`` names it, and is ``opt-in`` elsewhere in range.
     """
 
     __slots__ = (
@@ -62,6 +66,7 @@ class Patch:
         "before",
         "python",
         "missing",
+        "opt_in",
         "apply",
         "prepare",
         "probe",
@@ -81,6 +86,7 @@ class Patch:
         before: str | None = None,
         python: str | None = None,
         missing: tuple[str, ...] = (),
+        opt_in: bool = False,
     ) -> None:
         self.id = id
         self.affected = affected
@@ -93,6 +99,7 @@ class Patch:
         self.before = before
         self.python = python
         self.missing = tuple(missing)
+        self.opt_in = opt_in
         self.apply: Applier | None = None
         self.prepare: Preparer | None = None
         self.probe: Prober | None = None

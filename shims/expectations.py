@@ -10,7 +10,8 @@ import importlib.util
 import sys
 
 import gpushim
-from gpushim.states import APPLIED, NOT_AFFECTED, NOT_INSTALLED
+from gpushim import switches
+from gpushim.states import APPLIED, NOT_AFFECTED, NOT_INSTALLED, OPT_IN
 
 
 def installed_versions() -> dict[str, str]:
@@ -22,8 +23,12 @@ def installed_versions() -> dict[str, str]:
     return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
 
 
-def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
-    """``applied``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``."""
+def expected_state(id: str, installed: dict[str, str] | None = None, enabled: set[str] | None = None) -> str:
+    """``applied``, ``opt-in``, ``not-affected`` or ``not-installed``: what patch ``id`` must end as with ``installed``.
+
+    An opt-in patch that would apply is ``opt-in`` unless ``enabled`` (by
+    default the ids ``GPUSHIM_ENABLE`` names) holds it.
+    """
     from packaging.specifiers import SpecifierSet
     from packaging.utils import canonicalize_name
 
@@ -45,7 +50,11 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
     inside = all(
         version is not None and SpecifierSet(spec).contains(version, prereleases=True) for version, spec in conditions
     )
-    return APPLIED if inside else NOT_AFFECTED
+    if not inside:
+        return NOT_AFFECTED
+    if patch.opt_in and id not in (switches.enabled(gpushim.registry().ids) if enabled is None else enabled):
+        return OPT_IN
+    return APPLIED
 
 
 def _in_namespaces(module: str, path: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import gpushim
-from gpushim.pytest_plugin import INACTIVE_NOTE, header
+from gpushim.pytest_plugin import INACTIVE_NOTE, OPT_IN_NOTE, header
 from tests.support import PYTEST
 
 
@@ -17,6 +17,13 @@ def test_inactive_patches_are_named_and_explained():
     records = [record("warp.a", "inactive"), record("warp.b", "not-affected"), record("dali.c", "not-installed", None)]
     assert header(records) == (
         f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a inactive, warp.b not-affected); {INACTIVE_NOTE}"
+    )
+
+
+def test_opt_in_patches_are_named_and_explained():
+    records = [record("warp.a", "pending"), record("warp.b", "opt-in")]
+    assert header(records) == (
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b opt-in); {OPT_IN_NOTE}"
     )
 
 

@@ -20,5 +20,5 @@ def target(syspath):
 
 @pytest.fixture(autouse=True)
 def no_switches(monkeypatch):
-    for name in ("GPUSHIM_DISABLE", "GPUSHIM_STRICT", "GPUSHIM_LOG"):
+    for name in ("GPUSHIM_DISABLE", "GPUSHIM_ENABLE", "GPUSHIM_STRICT", "GPUSHIM_LOG"):
         monkeypatch.delenv(name, raising=False)

@@ -85,7 +85,14 @@ class SyntheticPatch:
 
 
 def make_patch(
-    target, affected=">=1.0,<2.0", distributions=None, apply=None, id="synth.compute", only_with=None, module=None
+    target,
+    affected=">=1.0,<2.0",
+    distributions=None,
+    apply=None,
+    id="synth.compute",
+    only_with=None,
+    module=None,
+    opt_in=False,
 ):
     """A patch of ``target.compute`` (unless ``apply`` says otherwise) for releases in ``affected``."""
     patch = Patch(
@@ -97,6 +104,7 @@ def make_patch(
         summary="compute() is one short",
         only_with=only_with,
         module=module,
+        opt_in=opt_in,
     )
 
     @patch.applier
