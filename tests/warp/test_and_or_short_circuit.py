@@ -76,7 +76,7 @@ def operations(calls: warp.array(dtype=warp.int32), out: warp.array(dtype=warp.i
         out[6] = 1
     if counted(calls, 10, 0) and counted(calls, 10, 3):
         out[7] = 1
-    j = int(0)
+    j = int(0)  # noqa: UP018  (a literal would be a constant, which Warp refuses to mutate)
     while j < 3 and counted(calls, 10, j) < 2:
         j = j + 1
     out[8] = j
@@ -96,7 +96,7 @@ def guarded_read(arr: warp.array(dtype=int), result: warp.array(dtype=int)):
 @warp.kernel
 def gated_square(calls: warp.array(dtype=warp.int32), x: warp.array(dtype=float), y: warp.array(dtype=float)):
     i = warp.tid()
-    v = float(0.0)
+    v = float(0.0)  # noqa: UP018  (as j above)
     if x[i] > 0.0 and counted_float(calls, 0, x[i]) > 1.0:
         v = x[i] * x[i]
     if x[i] < 0.0 or counted_float(calls, 1, x[i]) > 1.0:
