@@ -172,15 +172,11 @@ def test_opt_in_with_gpushim_but_no_gpushim_enable_every_operand_still_runs():
 
 
 @GATE.ends_only
-@pytest.mark.parametrize("prelude", ["import gpushim.auto", "import warp\nimport gpushim.auto"])
-def test_effective_enabled_with_gpushim_before_or_after_warp_operands_short_circuit(prelude):
-    assert calls_in_fresh_python(prelude, ENABLE) == (SHORT_CIRCUIT, "applied")
-
-
-@GATE.ends_only
-def test_effective_enabled_the_corpus_runs_to_the_end():
-    code = f"import gpushim.auto\nfrom {__name__} import run_corpus\noutcomes = run_corpus()"
-    outcomes = answer_in_fresh_python(code, "outcomes", ENABLE)
+def test_effective_enabled_with_gpushim_imported_before_warp_operands_short_circuit_and_none_guards_reads():
+    """The other order, gpushim imported after Warp, the contract checks with the probe."""
+    code = f"import gpushim.auto\nfrom {__name__} import run_corpus\noutcomes = run_corpus()\nimport gpushim"
+    outcomes, state = answer_in_fresh_python(code, f"[outcomes, gpushim.record({patch.id!r})['state']]", ENABLE)
+    assert (outcomes["calls"], state) == (SHORT_CIRCUIT, "applied")
     assert (outcomes["guarded by None"], outcomes["guarded by an array"]) == ([2, 2, 2], [-1, 2, 1])
 
 
