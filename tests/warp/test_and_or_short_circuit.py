@@ -16,6 +16,7 @@ import signal
 
 import pytest
 
+import gpushim
 from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.and_or_short_circuit import patch
 from tests.support import ROOT, answer_in_fresh_python, applied, gate, record_faithful, run_python
@@ -231,6 +232,18 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 )
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     assert_rebuilt_in_process(cache_script, EVERY_VALUES, SHORT_VALUES)
+
+
+@GATE.affected_only
+def test_opt_in_without_gpushim_enable_warps_generator_stays_the_releases(monkeypatch):
+    import ast
+
+    monkeypatch.delenv("GPUSHIM_ENABLE", raising=False)
+    adjoint = codegen_and_context(warp)[0].Adjoint
+    with applied(patch):
+        assert gpushim.record(patch.id)["state"] == "opt-in"
+        assert adjoint.node_visitors[ast.BoolOp] is vars(adjoint)["emit_BoolOp"]
+        assert not hasattr(vars(adjoint)["emit_BoolOp"], "__wrapped__")
 
 
 @GATE.unaffected_only
