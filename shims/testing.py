@@ -262,13 +262,7 @@ class Contract:
         bug, state = judged(ask(GPUSHIM_FIRST, [id])[id])
         assert bug is not None and state == OPT_IN
         monkeypatch.delenv(ENABLE)
-        released = bindings(gpushim.registry().library(id).target)
-        gpushim.patch(id)
-        try:
-            assert gpushim.registry().journal(id) is None
-            assert bindings(gpushim.registry().library(id).target) == released
-        finally:
-            gpushim.unpatch(id)
+        _assert_patching_touches_nothing(id)
 
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         _patch_alone(id)
@@ -312,13 +306,18 @@ class Contract:
     def test_harmless_where_the_patch_does_not_apply_the_target_keeps_every_released_object(self, id, expected, target):
         if expected == APPLIED:
             pytest.skip(f"{id} applies here")
-        released = bindings(gpushim.registry().library(id).target)
-        gpushim.patch(id)
-        try:
-            assert gpushim.registry().journal(id) is None
-            assert bindings(gpushim.registry().library(id).target) == released
-        finally:
-            gpushim.unpatch(id)
+        _assert_patching_touches_nothing(id)
+
+
+def _assert_patching_touches_nothing(id: str) -> None:
+    """``gpushim.patch(id)`` here replaces nothing: every module of the target and its classes keep their objects."""
+    released = bindings(gpushim.registry().library(id).target)
+    gpushim.patch(id)
+    try:
+        assert gpushim.registry().journal(id) is None
+        assert bindings(gpushim.registry().library(id).target) == released
+    finally:
+        gpushim.unpatch(id)
 
 
 def _patch_alone(id: str) -> None:

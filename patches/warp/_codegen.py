@@ -18,7 +18,7 @@ import itertools
 import sys
 from types import ModuleType
 
-from gpushim import Parameters, expect
+from gpushim import Parameters, expect, expect_same
 
 _HASH_ADJOINT = Parameters("adj")  # after self
 
@@ -148,3 +148,20 @@ def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
         return hashlib.sha256(digest + salt).digest() if holds_changed(instance, set()) else digest
 
     journal.wrap(module_type, "hash_module", hash_module)
+
+
+def wrap_visitor(adjoint, journal, node_type: type, wrapper) -> None:
+    """Wrap ``Adjoint.emit_<node_type>`` with ``wrapper``, and its item in ``Adjoint.node_visitors`` with it.
+
+    ``Adjoint.eval`` dispatches through that class-level dict, which the
+    releases fill with the very methods: a wrapper of the method alone would
+    never be called.
+    """
+    name = f"emit_{node_type.__name__}"
+    expect_same(
+        adjoint.node_visitors.get(node_type),
+        vars(adjoint).get(name),
+        f"Adjoint.node_visitors[ast.{node_type.__name__}]",
+        f"Adjoint.{name}",
+    )
+    journal.replace_item(adjoint.node_visitors, node_type, journal.wrap(adjoint, name, wrapper))

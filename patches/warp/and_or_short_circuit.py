@@ -21,15 +21,17 @@ behaviour may rely on every operand running (a counter on the right of
 (``GPUSHIM_ENABLE=warp.and_or_short_circuit``), and its state is ``opt-in``
 until then.  Turned on, kernels behave as on 1.13.0: the operands after the
 deciding one are skipped, in the forward pass, in the backward pass's replay
-of it and in the adjoints of those operands.  The generator of boolean operations is wrapped: for
-``and`` and ``or`` it declares the result, assigns it the first operand,
-then generates each further operand inside a C++ block guarded by the
-result so far (``if (r) {`` for ``and``, ``if (!r) {`` for ``or``), whose
-adjoint code is guarded alike, in the reverse order.  ``Adjoint.eval``
-dispatches through the class-level dict ``Adjoint.node_visitors``, so the
-wrapper is installed as its item too.  Every kernel or function whose
+of it and in the adjoints of those operands.  The generator of boolean
+operations is wrapped (with its item in ``Adjoint.node_visitors``, through
+which ``Adjoint.eval`` dispatches: ``_codegen.wrap_visitor``): for ``and``
+and ``or`` it declares the result, assigns it the first operand, then
+generates each further operand inside a C++ block guarded by the result so
+far (``if (r) {`` for ``and``, ``if (!r) {`` for ``or``), whose adjoint code
+is guarded alike, in the reverse order.  Every kernel or function whose
 source holds ``and`` or ``or`` is hashed apart from the release's build while
-the patch is applied (``_codegen.key_builds_apart``).
+the patch is applied (``_codegen.key_builds_apart``); before 1.4.0, where
+Warp hashes a module once per load, a module loaded before the patch keeps
+its build until Warp loads it again.
 
 Not backported.  Nothing else of 1.13.0's code generator.  ``unpatch()``
 leaves a module already loaded while patched as it is until Warp hashes it
@@ -41,8 +43,8 @@ The probe.  ``i > 0 and counted(c) > 0`` and ``i < 1 or counted(c) > 0`` at
 
 from __future__ import annotations
 
-from gpushim import Parameters, Patch, expect, expect_same
-from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
+from gpushim import Parameters, Patch, expect
+from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart, wrap_visitor
 
 patch = Patch(
     id="warp.and_or_short_circuit",
@@ -112,15 +114,7 @@ def _apply(warp, journal):
     expect(adjoint, "dedent")
     expect(context, "user_modules")
     _EMIT_BOOLOP.check(adjoint.emit_BoolOp)
-    expect_same(
-        adjoint.node_visitors.get(ast.BoolOp),
-        vars(adjoint).get("emit_BoolOp"),
-        "Adjoint.node_visitors[ast.BoolOp]",
-        "Adjoint.emit_BoolOp",
-    )
-
-    installed = journal.wrap(adjoint, "emit_BoolOp", _emit_bool_op)
-    journal.replace_item(adjoint.node_visitors, ast.BoolOp, installed)
+    wrap_visitor(adjoint, journal, ast.BoolOp, _emit_bool_op)
     key_builds_apart(context, journal, _HASH_SALT, _joins)
 
 
