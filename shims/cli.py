@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .declaration import Patch
     from .states import Fields
 
 DESCRIPTION = """\
@@ -35,7 +36,8 @@ EPILOG = """\
 states: applied (patched in this process), pending (gpushim is active here and patches
 the library when it is imported), inactive (would apply, but gpushim is not active in
 this process), not-affected, not-backported (the release has the bug, and the patch does not
-reach it: see reason), not-installed, disabled (GPUSHIM_DISABLE), failed (see reason).
+reach it: see reason), not-installed, opt-in (affected; on only where GPUSHIM_ENABLE
+names it), disabled (GPUSHIM_DISABLE), failed (see reason).
 Report a patch that fails or a `needed` selftest verdict with the output of `gpushim freeze`."""
 
 _COLUMNS = ("id", "state", "distribution", "installed_version", "affected", "reason")
@@ -118,20 +120,22 @@ def patch_table(records: Sequence[Fields] | None = None) -> str:
     """docs/patches.md's Markdown table of patches, from their declarations."""
     rows = ["| id | library | affected | fixed in | upstream | what it fixes |", "|---|---|---|---|---|---|"]
     for record in gpushim.status() if records is None else records:
-        unreached = "".join(f"; not backported: `{specifier}`" for specifier in _not_backported(record["id"]))
+        patch = _declaration(record["id"])
+        unreached = "".join(f"; not backported: `{spec}`" for spec in (patch.not_backported if patch else {}))
+        opt_in = f"opt-in (`GPUSHIM_ENABLE={record['id']}`): " if patch is not None and patch.opt_in else ""
         rows.append(
             f"| `{labelled(record)}` | {record['target']} | `{record['affected']}`{unreached} "
-            f"| {record['fixed_in'] or 'not yet'} | {record['upstream']} | {record['summary']} |"
+            f"| {record['fixed_in'] or 'not yet'} | {record['upstream']} | {opt_in}{record['summary']} |"
         )
     return "\n".join(rows)
 
 
-def _not_backported(id: str) -> dict[str, str]:
-    """The releases patch ``id`` declares affected but not backported to; none where it cannot be loaded."""
+def _declaration(id: str) -> Patch | None:
+    """Patch ``id``'s declaration; None for what another distribution declared but cannot be used (its row says so)."""
     try:
-        return gpushim.registry()[id].not_backported
+        return gpushim.registry()[id]
     except Exception:
-        return {}
+        return None
 
 
 def patch_list(records: Sequence[Fields], width: int) -> str:

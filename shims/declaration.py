@@ -53,6 +53,9 @@ class Patch:
     that the backport does not reach to the reason why (``{">=1.0.2,<1.6.0":
     "..."}``): there the state is ``not-backported``, with that reason,
     rather than ``not-affected``, and nothing is patched.
+    An ``opt_in`` patch changes what code that relied on the released
+    behaviour does (Warp 1.13's short-circuiting ``and``): it applies only
+    where ``GPUSHIM_ENABLE`` names it, and is ``opt-in`` elsewhere in range.
     """
 
     __slots__ = (
@@ -68,6 +71,7 @@ class Patch:
         "python",
         "missing",
         "not_backported",
+        "opt_in",
         "apply",
         "prepare",
         "probe",
@@ -88,6 +92,7 @@ class Patch:
         python: str | None = None,
         missing: tuple[str, ...] = (),
         not_backported: dict[str, str] | None = None,
+        opt_in: bool = False,
     ) -> None:
         self.id = id
         self.affected = affected
@@ -101,6 +106,7 @@ class Patch:
         self.python = python
         self.missing = tuple(missing)
         self.not_backported = dict(not_backported or {})
+        self.opt_in = opt_in
         self.apply: Applier | None = None
         self.prepare: Preparer | None = None
         self.probe: Prober | None = None

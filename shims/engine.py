@@ -23,7 +23,7 @@ from .catalogue import Library, discover
 from .errors import INTERRUPTIONS, NotAffected, PatchError, TargetMismatch
 from .importhook import hooks, is_imported, wait_for_import
 from .locks import ForkSafeRLock
-from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, PENDING, Record
+from .states import APPLIED, DISABLED, FAILED, INACTIVE, NOT_AFFECTED, OPT_IN, PENDING, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class Registry:
         self._modules_with_preparers: set[str] = set()  # the modules whose execution before-exec patches wait for
         self._imported_before_patch: set[str] = set()  # targets whose names may hold unpatched originals
         self._strict = False
+        self._enabled: set[str] = set()  # the opt-in patches GPUSHIM_ENABLE named at the last patch()
         self._lock = ForkSafeRLock()
 
     @classmethod
@@ -129,6 +130,7 @@ class Registry:
         switches.configure_logging()
         self._strict = switches.strict()
         off = switches.disabled(self.ids)
+        self._enabled = switches.enabled(self.ids)
         names = []
         with self._lock:
             for id in self._select(ids):
@@ -261,7 +263,6 @@ class Registry:
         found for ``name``, and on the environment.  A preparer that fails
         leaves the import as without gpushim; strict mode raises.
         """
-        from .gate import gate
         from .journal import Journal
         from .releases import Listings
 
@@ -275,7 +276,7 @@ class Registry:
                 if earlier is not None:
                     earlier.undo()
                 try:
-                    state, reason, outcome.release = gate(patch, self._libraries[id], module, listings, name)
+                    state, reason, outcome.release = self._gate(id, module, listings, self._enabled, name)
                     if state is not None:
                         outcome.state, outcome.reason = state, reason
                         continue
@@ -363,22 +364,17 @@ class Registry:
 
     def _settle_unprepared(self, id: str, before: str, outcome: _Outcome, listings: Listings) -> None:
         """The state of a before-exec patch whose module ``before`` executed without its preparer, if it has."""
-        from .gate import gate
-
-        patch = self[id]
         if id in self._prepared or not is_imported(before):
             return
-        state, reason, outcome.release = gate(patch, self._libraries[id], None, listings)
+        state, reason, outcome.release = self._gate(id, None, listings, self._enabled)
         if state is None:
             state, reason = INACTIVE, f"{before} executed before gpushim.patch() was called"
         outcome.state, outcome.reason = state, reason
 
     def _apply(self, id: str, module: ModuleType, outcome: _Outcome, listings: Listings) -> None:
-        from .gate import gate
-
         patch = self[id]
-        library = self._libraries[id]
-        state, reason, outcome.release = gate(patch, library, sys.modules.get(library.target), listings)
+        target = sys.modules.get(self._libraries[id].target)
+        state, reason, outcome.release = self._gate(id, target, listings, self._enabled)
         if state is not None:
             outcome.state, outcome.reason = state, reason
             return
@@ -408,14 +404,27 @@ class Registry:
         report.log("error", message)
         return message
 
-    def _forecast(self, id: str, off: set[str], listings: Listings | None) -> tuple[str, str, Release | None]:
-        """The state a patch not applied here has, or will have once its target is imported."""
+    def _gate(
+        self, id: str, module: ModuleType | None, listings: Listings | None, on: set[str], name: str | None = None
+    ) -> tuple[str | None, str, Release | None]:
+        """:func:`gpushim.gate.gate` of patch ``id``; an opt-in patch it leaves to apply is ``opt-in`` unless ``on``
+        (``GPUSHIM_ENABLE``) names it."""
         from .gate import gate
 
+        patch = self[id]
+        state, reason, release = gate(patch, self._libraries[id], module, listings, name)
+        if state is None and patch.opt_in and id not in on:
+            return OPT_IN, f"an opt-in patch: {switches.ENABLE}={id} turns it on", release
+        return state, reason, release
+
+    def _forecast(
+        self, id: str, off: set[str], on: set[str], listings: Listings | None
+    ) -> tuple[str, str, Release | None]:
+        """The state a patch not applied here has, or will have once its target is imported."""
         target = self._libraries[id].target
         try:
             module = sys.modules.get(target) if is_imported(target) else None
-            state, reason, release = gate(self[id], self._libraries[id], module, listings)
+            state, reason, release = self._gate(id, module, listings, on)
         except INTERRUPTIONS:
             raise
         except BaseException as error:
@@ -456,7 +465,8 @@ class Registry:
         if settled and outcome is not None:
             state, reason, release = outcome.state, outcome.reason, outcome.release
         else:
-            state, reason, release = self._forecast(id, off, listings)
+            on = self._enabled if outcome is not None else switches.enabled(self.ids)
+            state, reason, release = self._forecast(id, off, on, listings)
             if outcome is not None and state == INACTIVE:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:

@@ -10,7 +10,8 @@ import importlib.util
 import sys
 
 import gpushim
-from gpushim.states import APPLIED, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED
+from gpushim import switches
+from gpushim.states import APPLIED, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED, OPT_IN
 
 
 def installed_versions() -> dict[str, str]:
@@ -22,8 +23,13 @@ def installed_versions() -> dict[str, str]:
     return {canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()}
 
 
-def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
-    """``applied``, ``not-affected``, ``not-backported`` or ``not-installed``: what patch ``id`` must end as."""
+def expected_state(id: str, installed: dict[str, str] | None = None, enabled: set[str] | None = None) -> str:
+    """``applied``, ``opt-in``, ``not-affected``, ``not-backported`` or ``not-installed``: what patch ``id`` must end
+    as with ``installed``.
+
+    An opt-in patch that would apply is ``opt-in`` unless ``enabled`` (by
+    default the ids ``GPUSHIM_ENABLE`` names) holds it.
+    """
     from packaging.utils import canonicalize_name
 
     installed = installed_versions() if installed is None else installed
@@ -46,7 +52,11 @@ def expected_state(id: str, installed: dict[str, str] | None = None) -> str:
             return NOT_AFFECTED
     if not all(version is not None and _contains(version, spec) for version, spec in conditions):
         return NOT_AFFECTED
-    return NOT_BACKPORTED if unreached else APPLIED
+    if unreached:
+        return NOT_BACKPORTED
+    if patch.opt_in and id not in (switches.enabled(gpushim.registry().ids) if enabled is None else enabled):
+        return OPT_IN
+    return APPLIED
 
 
 def _contains(version: str, specifier: str) -> bool:

@@ -20,7 +20,7 @@ import gpushim
 
 from . import releases
 from .plugins import labelled
-from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED, PENDING
+from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED, OPT_IN, PENDING
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,13 +31,14 @@ if TYPE_CHECKING:
 # Every state but these says something about the release: the patch is in effect,
 # would be, could not be, does not reach the release's bug, or was turned off.
 _UNRELATED = (NOT_AFFECTED, NOT_INSTALLED)
-_IN_RANGE = (APPLIED, PENDING, INACTIVE, FAILED, NOT_BACKPORTED)
+_IN_RANGE = (APPLIED, PENDING, INACTIVE, FAILED, NOT_BACKPORTED, OPT_IN)
 
 LEGEND = """\
 # applied: patched in this process; pending: patched when the library is imported here;
 # inactive: gpushim is not active in this process (it patches the library where it is);
 # failed: gpushim could not patch it, the bug is there; disabled: off by GPUSHIM_DISABLE;
-# not-backported: the release has the bug, and the patch does not reach it (gpushim status says why)"""
+# not-backported: the release has the bug, and the patch does not reach it (gpushim status says why)
+# opt-in: the bug is there, and the patch, which changes behaviour code may rely on, is on only with GPUSHIM_ENABLE"""
 
 
 NONE_KNOWN = "no release outside every gpushim patch's range is known yet"

@@ -23,7 +23,7 @@ import gpushim
 from gpushim import PatchError, switches
 
 from .plugins import labelled
-from .states import FAILED, INACTIVE, Record
+from .states import FAILED, INACTIVE, OPT_IN, Record
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,6 +63,7 @@ def _set_for_the_session(config: pytest.Config, name: str, value: str) -> None:
 
 
 INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpushim or gpushim-run pytest activates it)"
+OPT_IN_NOTE = "opt-in: the bug is there; the patch applies only where GPUSHIM_ENABLE names it"
 
 
 def header(records: list[Record]) -> str:
@@ -83,8 +84,9 @@ def header(records: list[Record]) -> str:
     unusable = [f"{record['id']} ({record['reason']})" for record in records if record["target"] is None]
     if unusable:
         line += f"; failed: {', '.join(unusable)}"
-    if any(record["state"] == INACTIVE for record in records):
-        line += f"; {INACTIVE_NOTE}"
+    for state, note in ((INACTIVE, INACTIVE_NOTE), (OPT_IN, OPT_IN_NOTE)):
+        if any(record["state"] == state for record in records):
+            line += f"; {note}"
     return line
 
 

@@ -42,7 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 import gpushim
 
 from .probing import EACH_WITHOUT_ITS_PATCH, GPUSHIM_FIRST, WITH_THE_PATCHES, ask
-from .states import DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED, PENDING
+from .states import DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED, OPT_IN, PENDING
+from .switches import ENABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def selftest(say: Optional[Callable[[str], None]] = None) -> list[dict[str, str 
         results.append(result)
         if record["target"] is None:  # what another distribution declared but cannot be used
             result["verdict"], result["without"] = PROBE_ERROR, record["reason"]
-        elif record["state"] in (NOT_INSTALLED, DISABLED):
+        elif record["state"] in (NOT_INSTALLED, DISABLED, OPT_IN):
             result["verdict"] = f"skipped: {record['state']}"
         elif record["state"] == NOT_BACKPORTED:  # the bug is there and stays: no probe can find the patch effective
             result["verdict"], result["without"] = CANNOT_RUN, record["reason"]
@@ -141,7 +142,7 @@ def _state(release: str, state: str, results: list[dict], say: Callable[[str], N
     if state == "without":
         answers = _each_without_its_patch(results, say)
     else:
-        answers = ask(WITH_THE_PATCHES, [result["id"] for result in results], say=say)
+        answers = ask(WITH_THE_PATCHES, [result["id"] for result in results], _enabled(), say=say)
     showed = {}
     for result in results:
         answer = answers[result["id"]]
@@ -168,10 +169,15 @@ def _each_without_its_patch(results: list[dict], say: Callable[[str], None]) -> 
     would_apply = {result["id"] for result in results if result["state"] in (INACTIVE, PENDING)}
     from_the_start = [id for id in ids if id in would_apply and registry[id].before is not None]
     around_the_probe = [id for id in ids if id not in from_the_start]
-    answers = ask(EACH_WITHOUT_ITS_PATCH, around_the_probe, say=say)
+    answers = ask(EACH_WITHOUT_ITS_PATCH, around_the_probe, _enabled(), say=say)
     for id in from_the_start:
-        answers.update(ask(GPUSHIM_FIRST, [id], {"GPUSHIM_DISABLE": id}, say=say))
+        answers.update(ask(GPUSHIM_FIRST, [id], {**_enabled(), "GPUSHIM_DISABLE": id}, say=say))
     return answers
+
+
+def _enabled() -> dict[str, str]:
+    """The switch that turns on the opt-in patches this process has on, for the probes' interpreters."""
+    return {ENABLE: os.environ[ENABLE]} if os.environ.get(ENABLE) else {}
 
 
 def summary(results: list[dict]) -> str:

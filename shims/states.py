@@ -8,10 +8,11 @@ INACTIVE = "inactive"  # would apply, but nothing called gpushim.patch() in this
 NOT_AFFECTED = "not-affected"  # the installed release (or what it runs with) lacks the bug
 NOT_BACKPORTED = "not-backported"  # the installed release has the bug, and the backport does not reach it (the reason)
 NOT_INSTALLED = "not-installed"  # no distribution of the target is installed
+OPT_IN = "opt-in"  # affected, but the patch changes semantics code may rely on: on only where GPUSHIM_ENABLE names it
 DISABLED = "disabled"  # turned off by GPUSHIM_DISABLE
 FAILED = "failed"  # could not be applied; the target works as released (see the reason)
 
-ALL = (APPLIED, PENDING, INACTIVE, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED, DISABLED, FAILED)
+ALL = (APPLIED, PENDING, INACTIVE, NOT_AFFECTED, NOT_BACKPORTED, NOT_INSTALLED, OPT_IN, DISABLED, FAILED)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

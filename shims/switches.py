@@ -15,10 +15,11 @@ import os
 from .report import shorten, warn
 
 DISABLE = "GPUSHIM_DISABLE"
+ENABLE = "GPUSHIM_ENABLE"
 STRICT = "GPUSHIM_STRICT"
 LOG = "GPUSHIM_LOG"
 AUTO = "GPUSHIM_AUTO"
-NAMES = (AUTO, DISABLE, LOG, STRICT)
+NAMES = (AUTO, DISABLE, ENABLE, LOG, STRICT)
 
 _EVERYTHING = {"1", "all", "*"}
 _TRUE = {"1", "true", "yes", "on"}
@@ -60,7 +61,21 @@ def disabled(ids: list[str]) -> set[str]:
     for ``warp.*``) or shell-style globs (``cupy.fuse_*``); ``1``, ``all``
     or ``*`` turn off every patch.
     """
-    value = os.environ.get(DISABLE, "").strip()
+    return _named(DISABLE, ids)
+
+
+def enabled(ids: list[str]) -> set[str]:
+    """The ids among ``ids`` that ``GPUSHIM_ENABLE`` turns on: an opt-in patch applies only if named there.
+
+    Written as ``GPUSHIM_DISABLE`` is; naming a patch that is not opt-in
+    changes nothing, and ``GPUSHIM_DISABLE`` wins over it.
+    """
+    return _named(ENABLE, ids)
+
+
+def _named(variable: str, ids: list[str]) -> set[str]:
+    """The ids among ``ids`` that the patterns of ``variable`` name; a pattern that names none is warned of."""
+    value = os.environ.get(variable, "").strip()
     if value.lower() in _EVERYTHING:
         return set(ids)
     patterns = [pattern.strip() for pattern in value.split(",") if pattern.strip()]
@@ -73,15 +88,15 @@ def disabled(ids: list[str]) -> set[str]:
         def fnmatchcase(name: str, pat: str) -> bool:
             return name == pat
 
-    off = set()
+    named = set()
     for pattern in patterns:
         matches = {id for id in ids if fnmatchcase(id, pattern) or id.startswith(f"{pattern}.")}
         if not matches:
             nearest = _nearest(pattern, sorted({*ids, *(id.split(".")[0] for id in ids)}))
             hint = f"did you mean {nearest!r}?" if nearest else "`gpushim patches` lists the ids"
-            _warn_once(f"{DISABLE}: {shorten(pattern)} matches no gpushim patch; {hint}")
-        off |= matches
-    return off
+            _warn_once(f"{variable}: {shorten(pattern)} matches no gpushim patch; {hint}")
+        named |= matches
+    return named
 
 
 def _flag(name: str, when_invalid: str) -> bool:

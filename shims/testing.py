@@ -17,7 +17,9 @@ the others);
 patching twice wraps once; what the patch put in place keeps what it
 replaced as ``__wrapped__`` and pickles and copies as it does (a name it
 added replaced nothing);
-``unpatch()`` restores the identical objects.  Where the patch ends in any
+``unpatch()`` restores the identical objects.  An opt-in patch is checked
+turned on, as ``GPUSHIM_ENABLE`` turns it on, and besides that found
+``opt-in``, with its bug and its target untouched, without the switch.  Where the patch ends in any
 other state, the probe finds no bug and the patch touched nothing: every
 module of the target and every class in them holds the released objects;
 but where it is ``not-backported``, the probe finds the bug, with gpushim
@@ -67,7 +69,8 @@ import gpushim
 from gpushim.expectations import expected_state, installed_versions
 from gpushim.probing import GPUSHIM_FIRST, TARGET_FIRST, Mode, ask
 from gpushim.probing import WITHOUT_GPUSHIM as WITHOUT
-from gpushim.states import APPLIED, DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED
+from gpushim.states import APPLIED, DISABLED, INACTIVE, NOT_BACKPORTED, NOT_INSTALLED, OPT_IN
+from gpushim.switches import ENABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,7 +87,16 @@ def expected_states(ids: tuple[str, ...], distribution: str | None = None) -> di
     from one read of the installed distributions, as the probes are asked once.
     """
     installed = installed_versions()
-    return {id: expected_state(id, installed) for id in ids or installed_ids(distribution)}
+    ids = tuple(ids or installed_ids(distribution))
+    return {id: expected_state(id, installed, enabled=set(ids)) for id in ids}
+
+
+def opt_in_switch(ids: tuple[str, ...]) -> dict[str, str]:
+    """``GPUSHIM_ENABLE`` naming the opt-in patches among ``ids``: the contract checks each turned on, as its
+    users run it, and apart from that, that it is off without the switch."""
+    registry = gpushim.registry()
+    named = [id for id in ids if registry[id].opt_in]
+    return {ENABLE: ",".join(named)} if named else {}
 
 
 def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tuple[object, str]]:
@@ -98,8 +110,10 @@ def probes(ids: tuple[str, ...], mode: Mode, disabled: str = "") -> dict[str, tu
 
 @functools.lru_cache(maxsize=None)
 def answers(ids: tuple[str, ...], mode: Mode, disabled: tuple[str, ...] = ()) -> dict[str, dict]:
-    """The runner's answers for the probes of ``ids``, asked once per process in each mode and ``GPUSHIM_DISABLE``."""
-    return ask(mode, list(ids), {"GPUSHIM_DISABLE": ",".join(disabled)} if disabled else {})
+    """The runner's answers for the probes of ``ids``, asked once per process in each mode and ``GPUSHIM_DISABLE``,
+    with the opt-in patches among them enabled."""
+    switches = {**opt_in_switch(ids), **({"GPUSHIM_DISABLE": ",".join(disabled)} if disabled else {})}
+    return ask(mode, list(ids), switches)
 
 
 def judged(answer: dict) -> tuple[object, str]:
@@ -157,6 +171,12 @@ class Contract:
             gpushim.unpatch(*sorted(now - found))
         if found - now:
             gpushim.patch(*sorted(found - now))
+
+    @pytest.fixture(autouse=True)
+    def opt_in_patches_enabled(self, monkeypatch):
+        """In this process too, the opt-in patches checked are on, as ``GPUSHIM_ENABLE`` turns them on."""
+        for name, value in opt_in_switch(self.checked_ids()).items():
+            monkeypatch.setenv(name, value)
 
     def probe(self, id: str, mode: Mode) -> tuple[object, str]:
         return judged(answers(self.checked_ids(), mode)[id])
@@ -244,6 +264,14 @@ class Contract:
         checked = self.checked().items()
         return tuple(other for other, state in checked if state == APPLIED and runs_without_gpushim(other))
 
+    def test_an_opt_in_patch_stays_off_and_touches_nothing_unless_enabled(self, id, expected, target, monkeypatch):
+        if not (expected == APPLIED and gpushim.registry()[id].opt_in):
+            pytest.skip(f"{id} is not an opt-in patch that applies here")
+        bug, state = judged(ask(GPUSHIM_FIRST, [id])[id])
+        assert bug is not None and state == OPT_IN
+        monkeypatch.delenv(ENABLE)
+        _assert_patching_touches_nothing(id)
+
     def test_patching_twice_wraps_once_and_each_replacement_keeps_its_original(self, id, expected, target):
         _patch_alone(id)
         try:
@@ -286,13 +314,18 @@ class Contract:
     def test_harmless_where_the_patch_does_not_apply_the_target_keeps_every_released_object(self, id, expected, target):
         if expected == APPLIED:
             pytest.skip(f"{id} applies here")
-        released = bindings(gpushim.registry().library(id).target)
-        gpushim.patch(id)
-        try:
-            assert gpushim.registry().journal(id) is None
-            assert bindings(gpushim.registry().library(id).target) == released
-        finally:
-            gpushim.unpatch(id)
+        _assert_patching_touches_nothing(id)
+
+
+def _assert_patching_touches_nothing(id: str) -> None:
+    """``gpushim.patch(id)`` here replaces nothing: every module of the target and its classes keep their objects."""
+    released = bindings(gpushim.registry().library(id).target)
+    gpushim.patch(id)
+    try:
+        assert gpushim.registry().journal(id) is None
+        assert bindings(gpushim.registry().library(id).target) == released
+    finally:
+        gpushim.unpatch(id)
 
 
 def _patch_alone(id: str) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import gpushim
 from gpushim import Patch
 from gpushim.interpreters import python_command
-from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, PENDING
+from gpushim.states import APPLIED, INACTIVE, NOT_INSTALLED, OPT_IN, PENDING
 from matrix.cells import ARTEFACTS, load_cells, reference_of
 
 
@@ -30,7 +30,7 @@ class Gate:
     """Where this environment stands for one patch: its target's release, and what the patch does here.
 
     ``affected`` is whether the patch would apply here, as gpushim decides it
-    (release, ``only_with`` and all); ``reference`` is whether this release is
+    (release, ``only_with`` and all; an opt-in patch once enabled); ``reference`` is whether this release is
     the one the patch's outcomes are compared with (``matrix/*.toml``);
     ``at_an_end`` whether it is affected and the lowest or highest release of
     the matrix's cells in the patch's range, where proofs too costly for
@@ -43,7 +43,7 @@ class Gate:
         record = gpushim.record(patch.id)
         self.release = (record["distribution"], record["installed_version"])
         self.state = record["state"]
-        self.affected = self.state in (INACTIVE, PENDING, APPLIED)
+        self.affected = self.state in (INACTIVE, PENDING, APPLIED, OPT_IN)
         self.reference = "-".join(self.release) == reference_of(patch.id)
         self.at_an_end = self.affected and self.release[1] in affected_ends(patch, self.release[0])
         name = " ".join(self.release)

@@ -18,7 +18,7 @@ import itertools
 import sys
 from types import ModuleType
 
-from gpushim import Parameters, expect
+from gpushim import Parameters, expect, expect_same
 
 _HASH_ADJOINT = Parameters("adj")  # after self
 
@@ -99,21 +99,69 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     or in this process before ``gpushim.patch()``) would be reused as it was.
     So the hash of such an adjoint also covers ``salt``, and modules Warp had
     already hashed are marked modified (Warp's own ``Module.mark_modified``)
-    so that they are hashed again at their next launch.
+    so that they are hashed again at their next launch.  Before 1.4.0 Warp
+    hashes a module whole (``Module.hash_module``), once per load: the hash of
+    a module with such an adjoint, or referencing one that has, covers ``salt``,
+    and a module loaded before the patch keeps its build until Warp loads it again.
     """
-    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
+
+    def changed(adj) -> bool:
+        found = scanned.get(adj.source)
+        if found is None:
+            found = scanned[adj.source] = changes(adj.tree)
+        return found
+
+    if "ModuleHasher" not in vars(context):
+        _key_modules_apart(context, journal, salt, changed)
+        return
+    expect(context, "Module.mark_modified")
+    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
 
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        found = scanned.get(adj.source)
-        if found is None:
-            found = scanned[adj.source] = changes(adj.tree)
-        return hashlib.sha256(digest + salt).digest() if found else digest
+        return hashlib.sha256(digest + salt).digest() if changed(adj) else digest
 
     journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
     for module in list(context.user_modules.values()):
         hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
         if hashed.get("hasher") is not None or hashed.get("hashers"):
             module.mark_modified()
+
+
+def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
+    """Up to 1.3: key each module holding an adjoint ``changed(adj)`` is true of, or referencing one, on ``salt``."""
+    module_type = expect(context, "Module", type)
+    expect(module_type, "hash_module", callable)
+
+    def holds_changed(module, seen) -> bool:
+        seen.add(module)
+        for function in [*module.kernels.values(), *module.functions.values()]:
+            adj = getattr(function, "adj", None)
+            if adj is not None and changed(adj):
+                return True
+        return any(holds_changed(other, seen) for other in module.references if other not in seen)
+
+    def hash_module(wrapped, instance, args, kwargs):
+        digest = wrapped(*args, **kwargs)
+        return hashlib.sha256(digest + salt).digest() if holds_changed(instance, set()) else digest
+
+    journal.wrap(module_type, "hash_module", hash_module)
+
+
+def wrap_visitor(adjoint, journal, node_type: type, wrapper) -> None:
+    """Wrap ``Adjoint.emit_<node_type>`` with ``wrapper``, and its item in ``Adjoint.node_visitors`` with it.
+
+    ``Adjoint.eval`` dispatches through that class-level dict, which the
+    releases fill with the very methods: a wrapper of the method alone would
+    never be called.
+    """
+    name = f"emit_{node_type.__name__}"
+    expect_same(
+        adjoint.node_visitors.get(node_type),
+        vars(adjoint).get(name),
+        f"Adjoint.node_visitors[ast.{node_type.__name__}]",
+        f"Adjoint.{name}",
+    )
+    journal.replace_item(adjoint.node_visitors, node_type, journal.wrap(adjoint, name, wrapper))

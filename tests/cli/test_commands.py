@@ -39,7 +39,7 @@ def test_the_help_is_plain_text_and_lists_every_command_and_state():
     assert "``" not in printed and ":mod:" not in printed
     for name in COMMANDS:
         assert f"\n    {name}" in printed
-    for state in ("applied", "pending", "inactive", "not-affected", "not-installed", "disabled", "failed"):
+    for state in ("applied", "pending", "inactive", "not-affected", "not-installed", "opt-in", "disabled", "failed"):
         assert state in printed
 
 
@@ -190,7 +190,7 @@ def test_the_readme_lists_the_states_and_the_pytest_header_as_printed(tmp_path):
     )
     inactive, active = printed.stdout.splitlines()
     readme = README.read_text()
-    for state in ("applied", "pending", "inactive", "not-affected", "not-installed", "disabled", "failed"):
+    for state in ("applied", "pending", "inactive", "not-affected", "not-installed", "opt-in", "disabled", "failed"):
         assert f"`{state}`" in readme
     assert f"```text\n{active}\n```" in readme
     assert f"```text\n{inactive}\n```" in readme

@@ -205,7 +205,7 @@ def test_json_lists_the_releases_with_their_patches_and_the_release_that_needs_n
     assert all(release["patches"] and release["fixed_in"] for release in frozen["releases"])
 
 
-def test_inactive_pending_applied_failed_and_disabled_patches_are_listed():
+def test_inactive_pending_applied_failed_opt_in_and_disabled_patches_are_listed():
     records = [
         record("synth.a", "inactive"),
         record("synth.b", "pending"),
@@ -213,6 +213,7 @@ def test_inactive_pending_applied_failed_and_disabled_patches_are_listed():
         record("synth.d", "failed"),
         record("synth.e", "disabled"),
         record("synth.f", "not-affected"),
+        record("synth.g", "opt-in"),
     ]
     (release,) = freeze(records)["releases"]
     assert [(patch["id"], patch["state"]) for patch in release["patches"]] == [
@@ -221,6 +222,7 @@ def test_inactive_pending_applied_failed_and_disabled_patches_are_listed():
         ("synth.c", "applied"),
         ("synth.d", "failed"),
         ("synth.e", "disabled"),
+        ("synth.g", "opt-in"),
     ]
 
 
@@ -229,6 +231,11 @@ def test_a_patch_not_backported_to_the_release_is_listed_with_the_release_that_f
     (release,) = freeze(records)["releases"]
     assert (release["patches"], release["fixed_in"]) == ([{"id": "synth.a", "state": "not-backported"}], "1.9")
     assert "#   synth.a: not-backported" in format_freeze(freeze(records)).splitlines()
+
+
+def test_a_release_with_an_opt_in_patch_in_range_has_its_bug_and_an_upgrade():
+    (release,) = freeze([record("synth.a", "opt-in", fixed_in="1.9", affected="<1.9")])["releases"]
+    assert release["fixed_in"] == "1.9"
 
 
 def test_the_upgrade_is_the_lowest_release_outside_the_range_of_every_patch_in_range_or_not():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import gpushim
-from gpushim.pytest_plugin import INACTIVE_NOTE, header
+from gpushim.pytest_plugin import INACTIVE_NOTE, OPT_IN_NOTE, header
 from tests.support import PYTEST
 
 
@@ -23,6 +23,13 @@ def test_inactive_patches_are_named_and_explained():
 def test_a_patch_not_backported_to_the_release_is_named_with_its_state():
     records = [record("warp.a", "pending"), record("warp.b", "not-backported")]
     assert header(records) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b not-backported)"
+
+
+def test_opt_in_patches_are_named_and_explained():
+    records = [record("warp.a", "pending"), record("warp.b", "opt-in")]
+    assert header(records) == (
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b opt-in); {OPT_IN_NOTE}"
+    )
 
 
 def test_pending_patches_need_no_explanation():
@@ -49,7 +56,7 @@ def test_a_session_without_gpushim_says_it_is_not_active(installed, tmp_path):
     line = session_header(installed, tmp_path)
     assert "pending" not in line
     assert "inactive" in line.split(";")[0]
-    assert line.endswith(f"; {INACTIVE_NOTE}")
+    assert line.endswith(f"; {INACTIVE_NOTE}; {OPT_IN_NOTE}")  # Warp 1.6.0 is in warp.and_or_short_circuit's range
 
 
 def test_a_session_with_gpushim_says_pending(installed, tmp_path):

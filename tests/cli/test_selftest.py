@@ -193,6 +193,9 @@ if os.environ.get("SYNTH_NOT_BACKPORTED"):
     unreached.applier(lambda module, journal: None)
     unreached.prober(broken_probe)
     PATCHES = [("synthone", unreached)]
+if os.environ.get("SYNTH_OPT_IN"):
+    PATCHES = [declare("one.opt", "synthone", lambda m, journal: journal.wrap(m, "compute", add_one), compute_probe)]
+    PATCHES[0][1].opt_in = True
 """
 
 SITECUSTOMIZE = """
@@ -402,3 +405,12 @@ def test_a_patch_acting_before_its_module_executes_is_asked_again_off_from_the_s
         ),
         "three.other": ("not-needed", "no bug", ""),
     }
+
+
+@pytest.mark.parametrize(("enable", "verdict"), [("", "skipped: opt-in"), ("one.opt", "effective")])
+def test_an_opt_in_patch_is_skipped_unless_enabled_and_then_probed_with_it_on(site, tmp_path, enable, verdict):
+    env = environment(PYTHONPATH=str(site), SYNTH_OPT_IN="1", SYNTH_LOG=str(tmp_path / "log"), GPUSHIM_ENABLE=enable)
+    finished = command("gpushim", "selftest", "--json", env=env)
+    assert finished.returncode == 0, finished.stderr
+    (result,) = json.loads(finished.stdout)
+    assert result["verdict"] == verdict

@@ -93,6 +93,7 @@ def make_patch(
     only_with=None,
     module=None,
     not_backported=None,
+    opt_in=False,
 ):
     """A patch of ``target.compute`` (unless ``apply`` says otherwise) for releases in ``affected``."""
     patch = Patch(
@@ -105,6 +106,7 @@ def make_patch(
         only_with=only_with,
         module=module,
         not_backported=not_backported,
+        opt_in=opt_in,
     )
 
     @patch.applier

@@ -12,7 +12,12 @@ import pytest
 
 from matrix.cells import load_cells, saved
 
-VERDICT_OF_STATE = {"applied": "effective", "not-affected": "not-needed", "not-installed": "skipped: not-installed"}
+VERDICT_OF_STATE = {
+    "applied": "effective",
+    "not-affected": "not-needed",
+    "not-installed": "skipped: not-installed",
+    "opt-in": "skipped: opt-in",
+}
 
 
 def cells_that_ran() -> list[str]:

@@ -193,14 +193,14 @@ def contract(suite, *folders, options=()) -> subprocess.CompletedProcess:
 def test_the_contract_runs_in_the_distributions_own_suite_on_an_affected_release(sites, affected, own_suite):
     finished = contract(own_suite, sites["example"], affected)
     assert finished.returncode == 0, finished.stdout
-    assert "8 passed, 1 skipped" in finished.stdout  # harmless is for releases the patch does not apply to
+    assert "8 passed, 2 skipped" in finished.stdout  # harmless: where it does not apply; opt-in: for opt-in patches
     assert f"gpushim-example-target 1.0 ({LABEL} inactive)" in finished.stdout  # the pytest header
 
 
 def test_the_contract_runs_in_the_distributions_own_suite_on_a_fixed_release(sites, fixed, own_suite):
     finished = contract(own_suite, sites["example"], fixed)
     assert finished.returncode == 0, finished.stdout
-    assert "6 passed, 3 skipped" in finished.stdout  # disabled, unpatch and pickling are for affected ones
+    assert "6 passed, 4 skipped" in finished.stdout  # disabled, unpatch, pickling: for affected ones; opt-in
 
 
 AFTER_THE_CONTRACT = f"""
@@ -317,7 +317,7 @@ def test_the_contract_skips_the_checks_of_a_probe_that_cannot_run_here_with_its_
         )
     finished = contract(own_suite, sites["example"], affected)
     assert finished.returncode == 0, finished.stdout
-    assert "3 passed, 6 skipped" in finished.stdout  # the 5 checks that ask the probe, and harmless
+    assert "3 passed, 7 skipped" in finished.stdout  # the 5 checks that ask the probe, harmless, opt-in
     reason = f"the probe of {ID} cannot run here: it needs libexample.so.1, which is not installed"
     assert re.search(rf"SKIPPED \[5\] .*: {re.escape(reason)}$", finished.stdout, re.MULTILINE), finished.stdout
 

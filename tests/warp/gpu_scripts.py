@@ -13,10 +13,11 @@ from pathlib import Path
 from tests.support import answer_in_fresh_python
 
 
-def run_script(code: str, folder: Path, gpushim: bool) -> dict:
+def run_script(code: str, folder: Path, gpushim: bool, env: dict[str, str] | None = None) -> dict:
     """Run ``code`` (which sets ``result``, a JSON-able dict) as a script file in a fresh interpreter.
 
-    ``gpushim``: whether ``import gpushim.auto`` comes first.  Returns ``result``.
+    ``gpushim``: whether ``import gpushim.auto`` comes first; ``env``, more of its environment (a
+    ``GPUSHIM_ENABLE``).  Returns ``result``.
     """
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / ("with_gpushim.py" if gpushim else "without_gpushim.py")
@@ -25,5 +26,5 @@ def run_script(code: str, folder: Path, gpushim: bool) -> dict:
     return answer_in_fresh_python(
         f"path = {str(script)!r}\nexec(compile(open(path).read(), path, 'exec'))",
         "result",
-        {"WARP_CACHE_PATH": str(folder / f"kernels-{script.stem}")},
+        {"WARP_CACHE_PATH": str(folder / f"kernels-{script.stem}"), **(env or {})},
     )
