@@ -30,6 +30,22 @@ def test_every_patch_has_its_entry_and_the_latest_fix_of_its_entries_is_its_own(
     assert latest == OURS[patch]["fixed_in"]
 
 
+@pytest.mark.parametrize("patch", sorted(id for id in OURS if gpushim.registry()[id].not_backported))
+def test_the_releases_a_patch_is_not_backported_to_are_affected_in_its_entry_too(patch):
+    """Where a patch says ``not-backported``, its advisory entry says the release has the bug."""
+    from packaging.specifiers import SpecifierSet
+
+    bounds = [
+        specifier.version
+        for unreached in gpushim.registry()[patch].not_backported
+        for specifier in SpecifierSet(unreached)
+        if specifier.operator in (">=", "==")
+    ]
+    assert bounds
+    for release in bounds:
+        assert any(is_affected(release, entry["affected"]) for entry in entries_of(patch)), release
+
+
 def test_every_entry_names_a_patch_of_its_library_or_says_why_there_is_none():
     def reached(library: str, entry: dict) -> bool:
         patch = patch_of(entry)
