@@ -99,21 +99,60 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     or in this process before ``gpushim.patch()``) would be reused as it was.
     So the hash of such an adjoint also covers ``salt``, and modules Warp had
     already hashed are marked modified (Warp's own ``Module.mark_modified``)
-    so that they are hashed again at their next launch.
+    so that they are hashed again at their next launch.  Up to 1.4.0, which
+    hashes a module in ``Module.hash_module``, the hash of a module that
+    holds or references such an adjoint covers ``salt``, and modules already
+    hashed are unloaded (Warp's own ``Module.unload``, as when a kernel is
+    redefined).
     """
-    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
+
+    def changed(adj) -> bool:
+        found = scanned.get(adj.source)
+        if found is None:
+            found = scanned[adj.source] = changes(adj.tree)
+        return found
+
+    if not hasattr(context, "ModuleHasher"):
+        _key_modules_apart(context, journal, salt, changed)
+        return
+    _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
 
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        found = scanned.get(adj.source)
-        if found is None:
-            found = scanned[adj.source] = changes(adj.tree)
-        return hashlib.sha256(digest + salt).digest() if found else digest
+        return hashlib.sha256(digest + salt).digest() if changed(adj) else digest
 
     journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
     for module in list(context.user_modules.values()):
         hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
         if hashed.get("hasher") is not None or hashed.get("hashers"):
             module.mark_modified()
+
+
+def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
+    """Up to 1.4.0: salt ``Module.hash_module`` of each module that holds or references an adjoint ``changed``."""
+    module_class = expect(context, "Module", type)
+    expect(module_class, "hash_module", callable, own=True)
+    expect(module_class, "unload", callable, own=True)
+
+    def adjoints(module):
+        yield from (kernel.adj for kernel in module.kernels.values())
+        for function in module.functions.values():
+            for overload in itertools.chain(function.user_overloads.values(), function.user_templates.values()):
+                yield overload.adj
+
+    def reaches_change(module, visited) -> bool:
+        visited.add(module)
+        return any(map(changed, adjoints(module))) or any(
+            reaches_change(reference, visited) for reference in module.references if reference not in visited
+        )
+
+    def hash_module(wrapped, instance, args, kwargs):
+        digest = wrapped(*args, **kwargs)
+        return hashlib.sha256(digest + salt).digest() if reaches_change(instance, set()) else digest
+
+    journal.wrap(module_class, "hash_module", hash_module)
+    for module in list(context.user_modules.values()):
+        if module.content_hash is not None:
+            module.unload()
