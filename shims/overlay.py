@@ -61,7 +61,20 @@ class NativeFunction:
                 raise TargetMismatch(f"{self.declaration} of {where} no longer holds {held.strip()!r}")
 
 
-class Inserted(str):
+class _Text(str):
+    """Source text bound where a release bound its own, kept as ``__wrapped__``: copied as a str copies, pickled as text."""
+
+    def __copy__(self):
+        return self  # as copying a str gives itself
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return str, (str(self),)
+
+
+class Inserted(_Text):
     """A source header with ``before`` and ``after`` around its first ``line``, each time it is formatted or added to.
 
     The library reads the header as a format template (``.format(block_dim=...)``)
@@ -90,23 +103,11 @@ class Inserted(str):
     def __add__(self, other: str) -> str:
         return self._insert(self.__wrapped__ + other)
 
-    def __copy__(self):
-        return self  # as copying a str gives itself
 
-    def __deepcopy__(self, memo):
-        return self
-
-
-class Renamed(str):
+class Renamed(_Text):
     """A native function's new name, bound where the release bound its own (kept as ``__wrapped__``)."""
 
     def __new__(cls, released: str, name: str):
         renamed = super().__new__(cls, name)
         renamed.__wrapped__ = released
         return renamed
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self

@@ -170,7 +170,7 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
 @GATE.unaffected_only
 def test_harmless_outside_the_range_warps_headers_and_divisions_stay_the_releases(gpushim_patched):
     codegen, context = codegen_and_context(warp)
-    assert all(type(getattr(codegen, name)) is str for name in ("cpu_module_header", "cuda_module_header"))
+    assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
     assert {type(function.native_func) for function in context.builtin_functions["div"].overloads} == {str}
 
 
