@@ -63,3 +63,10 @@ def rejection(warp, source: str) -> str | None:
         return log.value.decode(errors="replace")
     finally:
         nvrtc.nvrtcDestroyProgram(ctypes.byref(program))
+
+
+def assert_compiles_for_cuda(warp, kernel, patch) -> None:
+    """The CUDA source of ``kernel``'s module holds ``patch``'s code (its id, in a comment) and NVRTC compiles it."""
+    source = cuda_source(warp, kernel)
+    assert patch.id in source
+    assert rejection(warp, source) is None

@@ -15,6 +15,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.scalar_div_adjoint import patch
 from tests.support import corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_compiles_for_cuda
 
 GATE = gate(patch)
 
@@ -166,6 +167,11 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
 
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
+    assert_compiles_for_cuda(warp, divisions, patch)
 
 @GATE.unaffected_only
 def test_harmless_outside_the_range_warps_headers_and_divisions_stay_the_releases(gpushim_patched):
