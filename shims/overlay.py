@@ -38,7 +38,7 @@ class NativeFunction:
         return f"NativeFunction({self.declaration!r})"
 
     def body(self, source: str) -> str:
-        """The function's body in ``source`` without whitespace; TargetMismatch where ``source`` declares no such function."""
+        """The function's body in ``source``, without whitespace; TargetMismatch where ``source`` lacks the function."""
         text = _squeezed(source)
         start = text.find(_squeezed(self.declaration) + "{")
         if start < 0:
@@ -51,7 +51,7 @@ class NativeFunction:
         raise TargetMismatch(f"the body of {self.declaration} does not end")
 
     def check(self, source: str, where: str) -> None:
-        """Raise TargetMismatch naming ``where`` unless ``source`` has the function, holding what the overlay corrects."""
+        """Raise TargetMismatch naming ``where`` unless ``source`` has the function, holding what it corrects."""
         try:
             body = self.body(source)
         except TargetMismatch as mismatch:
@@ -62,7 +62,9 @@ class NativeFunction:
 
 
 class _Text(str):
-    """Source text bound where a release bound its own, kept as ``__wrapped__``: copied as a str copies, pickled as text."""
+    """Source text bound where a release bound its own (kept as ``__wrapped__``): copied as a str, pickled as text."""
+
+    __wrapped__: str
 
     def __copy__(self):
         return self  # as copying a str gives itself
@@ -86,6 +88,9 @@ class Inserted(_Text):
     """
 
     _gpushim_layer = True  # the journal may re-point ``__wrapped__``
+    line: str
+    before: str
+    after: str
 
     def __new__(cls, released: str, line: str, before: str = "", after: str = ""):
         if line not in released:

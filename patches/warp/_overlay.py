@@ -50,12 +50,17 @@ def native_header(warp, name: str) -> str:
 
 
 def builtin_overloads(context, key: str, accept: Callable[[list[str]], bool]) -> list:
-    """The overloads of builtin ``key`` whose input types, by generic name (``vec_t``, else the type's name), pass ``accept``."""
+    """The overloads of builtin ``key`` whose input types pass ``accept``, by generic name (``vec_t``) or type name."""
     overloads = expect(context, "builtin_functions", dict).get(key)
     found = [
         function
         for function in getattr(overloads, "overloads", ())
-        if accept([getattr(kind, "_wp_generic_type_str_", getattr(kind, "__name__", "")) for kind in function.input_types.values()])
+        if accept(
+            [
+                getattr(kind, "_wp_generic_type_str_", getattr(kind, "__name__", ""))
+                for kind in function.input_types.values()
+            ]
+        )
     ]
     if not found:
         raise TargetMismatch(f"Warp has no builtin {key} of the overloads the patch corrects")

@@ -55,7 +55,9 @@ patch = Patch(
 _HASH_SALT = b"gpushim warp.int64_atomic_add 1"
 
 _RELEASED = {
-    "builtin.h": [NativeFunction("inline CUDA_CALLABLE int64 atomic_add(int64* address, int64 val)", "*address = min(old, val);")]
+    "builtin.h": [
+        NativeFunction("inline CUDA_CALLABLE int64 atomic_add(int64* address, int64 val)", "*address = min(old, val);")
+    ]
 }
 _BEFORE = """#include "crt.h"
 #if defined(__CUDACC__)
@@ -104,7 +106,14 @@ def _adds_atomically(tree) -> bool:
 @patch.applier
 def _apply(warp, journal):
     overlay(
-        warp, journal, expects=_RELEASED, before=_BEFORE, code=_AFTER, renamed=(), salt=_HASH_SALT, changes=_adds_atomically
+        warp,
+        journal,
+        expects=_RELEASED,
+        before=_BEFORE,
+        code=_AFTER,
+        renamed=(),
+        salt=_HASH_SALT,
+        changes=_adds_atomically,
     )
 
 

@@ -123,5 +123,7 @@ def _probe():
     tape.backward(loss=out)
     gradient = x.grad.numpy().tolist()
     if gradient != [1.0, 0, 0, 0, 5.0, 0, 0, 0, 9.0, 0]:
-        return f"the gradient of sum(x[i] * (i + 1) for i in range(0, 10, 4)) is {gradient}, not 1, 5 and 9 at 0, 4 and 8"
+        return (
+            f"the gradient of sum(x[i] * (i + 1) for i in range(0, 10, 4)) is {gradient}, not 1, 5 and 9 at 0, 4 and 8"
+        )
     return None

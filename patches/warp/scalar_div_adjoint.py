@@ -181,7 +181,11 @@ def _probe():
         y = s[0] / v[0]
         out[0] = y[0] + y[1] + y[2]
 
-    total.__annotations__ = {"s": warp.array(dtype=float), "v": warp.array(dtype=warp.vec3), "out": warp.array(dtype=float)}
+    total.__annotations__ = {
+        "s": warp.array(dtype=float),
+        "v": warp.array(dtype=warp.vec3),
+        "out": warp.array(dtype=float),
+    }
     total = warp.kernel(total)
     s = warp.array([2.0], dtype=float, device="cpu", requires_grad=True)
     v = warp.array([warp.vec3(1.0, 2.0, 4.0)], dtype=warp.vec3, device="cpu", requires_grad=True)

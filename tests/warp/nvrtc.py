@@ -37,7 +37,7 @@ def _nvrtc() -> ctypes.CDLL:
 
 
 def rejection(warp, source: str) -> str | None:
-    """NVRTC's log where it rejects ``source`` with Warp's release-mode options, for :data:`ARCH`; None where it compiles."""
+    """NVRTC's log where it rejects ``source`` with Warp's release-mode options for :data:`ARCH`, or None."""
     nvrtc = _nvrtc()
     native = Path(warp.__file__).parent / "native"
     options = [

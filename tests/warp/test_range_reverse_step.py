@@ -53,7 +53,10 @@ def _visiting(indices) -> list:
 
 
 FIXED = {
-    f"range({start}, {end}, {step})": [float(sum(i + 1 for i in range(start, end, step))), _visiting(range(start, end, step))]
+    f"range({start}, {end}, {step})": [
+        float(sum(i + 1 for i in range(start, end, step))),
+        _visiting(range(start, end, step)),
+    ]
     for start, end, step in RANGES
 }
 # Where the releases up to 1.4.0 differ: the same sums, the gradient at the indices from end - 1 back to
@@ -126,13 +129,13 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
     assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
 
 
-
 @GATE.ends_only
 def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
     assert_compiles_for_cuda(warp, weighted_sum, patch)
 
+
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_module_headers_stay_the_releases(gpushim_patched):
+def test_harmless_outside_the_range_warps_module_headers_hold_none_of_its_code(gpushim_patched):
     codegen = codegen_and_context(warp)[0]
     assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
 

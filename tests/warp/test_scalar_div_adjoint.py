@@ -73,7 +73,9 @@ def run_corpus() -> dict:
     tape = warp.Tape()
     with tape:
         warp.launch(divisions, dim=1, inputs=[s, v, s64, v64, m, q, out, out64], device="cpu")
-    tape.backward(grads={out: warp.ones(6, dtype=float, device="cpu"), out64: warp.ones(1, dtype=warp.float64, device="cpu")})
+    tape.backward(
+        grads={out: warp.ones(6, dtype=float, device="cpu"), out64: warp.ones(1, dtype=warp.float64, device="cpu")}
+    )
 
     def listed(values):
         return [float(value) for value in values.flatten()]
@@ -168,10 +170,10 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
     assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
 
 
-
 @GATE.ends_only
 def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
     assert_compiles_for_cuda(warp, divisions, patch)
+
 
 @GATE.unaffected_only
 def test_harmless_outside_the_range_warps_headers_and_divisions_stay_the_releases(gpushim_patched):
