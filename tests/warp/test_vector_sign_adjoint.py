@@ -1,0 +1,175 @@
+"""warp.vector_sign_adjoint: the gradient of ``wp.sign`` of a vector (NVIDIA/warp#1466).
+
+One kernel takes the sign of vectors of float32 and float64, in a kernel and
+in a ``wp.func``, and the tape takes the gradient of each sum; ``dot(sign(u),
+u)`` shows the sign's gradient adding to another; the controls are the
+vector ``abs`` and the scalar ``sign``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpushim.patches.warp._codegen import codegen_and_context
+from gpushim.patches.warp.vector_sign_adjoint import patch
+from tests.support import corpus_in_fresh_python, gate, record_faithful
+from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_compiles_for_cuda
+
+GATE = gate(patch)
+
+import warp  # noqa: E402
+
+warp.config.quiet = True
+
+Vec2d = warp.types.vector(length=2, dtype=warp.float64)
+
+
+@warp.func
+def sign_in_a_function(v: warp.vec3):
+    return warp.sign(v)
+
+
+@warp.kernel
+def signs(
+    v: warp.array(dtype=warp.vec3),
+    w: warp.array(dtype=Vec2d),
+    x: warp.array(dtype=float),
+    out: warp.array(dtype=float),
+    out64: warp.array(dtype=warp.float64),
+):
+    s = warp.sign(v[0])
+    out[0] = s[0] + s[1] + s[2]
+    t = warp.sign(w[0])
+    out64[0] = t[0] + t[1]
+    out[1] = warp.dot(warp.sign(v[1]), v[1])
+    f = sign_in_a_function(v[2])
+    out[2] = f[0] + f[1] + f[2]
+    a = warp.abs(v[3])  # controls: the vector abs, the scalar sign
+    out[3] = a[0] + a[1] + a[2]
+    out[4] = warp.sign(x[0]) * x[0]
+
+
+def run_corpus() -> dict:
+    """Each sum's value and the tape's gradient of it."""
+    vectors = [
+        warp.vec3(1.0, -2.0, 3.0),
+        warp.vec3(1.0, -2.0, 0.0),
+        warp.vec3(-0.5, 4.0, -8.0),
+        warp.vec3(1.0, -2.0, 3.0),
+    ]
+    v = warp.array(vectors, dtype=warp.vec3, device="cpu", requires_grad=True)
+    w = warp.array([Vec2d(0.5, -0.25)], dtype=Vec2d, device="cpu", requires_grad=True)
+    x = warp.array([-2.0], dtype=float, device="cpu", requires_grad=True)
+    out = warp.zeros(5, dtype=float, device="cpu", requires_grad=True)
+    out64 = warp.zeros(1, dtype=warp.float64, device="cpu", requires_grad=True)
+    tape = warp.Tape()
+    with tape:
+        warp.launch(signs, dim=1, inputs=[v, w, x, out, out64], device="cpu")
+    ones = warp.ones(5, dtype=float, device="cpu")
+    tape.backward(grads={out: ones, out64: warp.ones(1, dtype=warp.float64, device="cpu")})
+    dv = v.grad.numpy().tolist()
+    return {
+        "sums": out.numpy().tolist() + out64.numpy().tolist(),
+        "sign(vec3)": dv[0],
+        "sign(vec2d)": w.grad.numpy().tolist()[0],
+        "dot(sign(u), u)": dv[1],
+        "sign(vec3) in a wp.func": dv[2],
+        "abs(vec3)": dv[3],
+        "sign(x) * x": x.grad.numpy().tolist(),
+    }
+
+
+FIXED = {
+    "sums": [1.0, 3.0, -1.0, 6.0, 2.0, 0.0],
+    "sign(vec3)": [0.0, 0.0, 0.0],
+    "sign(vec2d)": [0.0, 0.0],
+    "dot(sign(u), u)": [1.0, -1.0, 1.0],
+    "sign(vec3) in a wp.func": [0.0, 0.0, 0.0],
+    "abs(vec3)": [1.0, -1.0, 1.0],
+    "sign(x) * x": [-1.0],
+}
+# What 1.3.0 to 1.13.x give where they differ: the gradient of abs, added to the rest.
+RELEASED = {
+    "sign(vec3)": [1.0, -1.0, 1.0],
+    "sign(vec2d)": [1.0, -1.0],
+    "dot(sign(u), u)": [2.0, 1.0, 1.0],
+    "sign(vec3) in a wp.func": [-1.0, 1.0, -1.0],
+}
+
+
+SCRIPT = """
+import sys
+import warp
+
+warp.config.quiet = False  # Warp says whether it compiled the module or found it in the cache
+
+
+@warp.kernel
+def total(v: warp.array(dtype=warp.vec3), out: warp.array(dtype=float)):
+    s = warp.sign(v[0])
+    out[0] = s[0] + s[1] + s[2]
+
+
+KERNEL = total
+
+
+def run():
+    v = warp.array([warp.vec3(1.0, -2.0, 3.0)], dtype=warp.vec3, device="cpu", requires_grad=True)
+    out = warp.zeros(1, dtype=float, device="cpu", requires_grad=True)
+    tape = warp.Tape()
+    with tape:
+        warp.launch(total, dim=1, inputs=[v, out], device="cpu")
+    tape.backward(loss=out)
+    print("@@values", v.grad.numpy()[0].tolist(), flush=True)
+"""
+WRONG, RIGHT = "[1.0, -1.0, 1.0]", "[0.0, 0.0, 0.0]"
+
+
+@pytest.fixture(scope="module")
+def cache_script(tmp_path_factory):
+    return kernel_cache(tmp_path_factory.mktemp("vector_sign_adjoint"), SCRIPT)
+
+
+@GATE.ends_only
+def test_needed_the_gradient_of_a_vectors_sign_is_that_of_abs_without_gpushim():
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
+    assert state == "inactive"
+    assert outcomes == {**FIXED, **RELEASED}
+
+
+@GATE.ends_only
+def test_effective_with_gpushim_imported_before_warp():
+    outcomes, state = corpus_in_fresh_python(__name__, patch, "import gpushim.auto")
+    assert (outcomes, state) == (FIXED, "applied")
+
+
+@GATE.ends_only
+def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
+    assert_builds_kept_apart(cache_script, WRONG, RIGHT)
+
+
+@GATE.ends_only
+def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
+    assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
+    assert_compiles_for_cuda(warp, signs, patch)
+
+
+@GATE.unaffected_only
+def test_harmless_outside_the_range_warps_module_headers_hold_none_of_its_code(gpushim_patched):
+    codegen = codegen_and_context(warp)[0]
+    assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
+
+
+@GATE.recorded_only
+def test_faithful_corpus_matches_the_fixed_release(request):
+    """Recorded patched on affected releases and unpatched on 1.14.0; the matrix compares the files."""
+    if GATE.affected:
+        request.getfixturevalue("gpushim_patched")
+    outcomes = run_corpus()
+    record_faithful(patch, outcomes)
+    assert outcomes == FIXED
