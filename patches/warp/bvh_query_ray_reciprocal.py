@@ -39,7 +39,7 @@ patch = Patch(
     fixed_in="1.3.2",
     issue="NVIDIA/warp#288",
     fix="NVIDIA/warp@5a4e3b86d",
-    summary="wp.bvh_query_ray tests boxes with the ray's direction instead of its reciprocal, missing boxes it crosses.",
+    summary="wp.bvh_query_ray tests boxes with the direction instead of its reciprocal: rays miss boxes they cross.",
 )
 
 # Mixed into the hash of every adjoint that queries a ray; a change to the code below must change it.
@@ -96,7 +96,7 @@ def _probe():
 
     def hits(bvh, start, direction, found):
         query = warp.bvh_query_ray(bvh, start, direction)
-        index = int(0)
+        index = int(0)  # noqa: UP018  (a variable Warp lets bvh_query_next write, not a constant)
         while warp.bvh_query_next(query, index):
             found[index] = 1
 

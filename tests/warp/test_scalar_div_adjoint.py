@@ -9,13 +9,10 @@ every one.
 
 from __future__ import annotations
 
-import pytest
-
 from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.scalar_div_adjoint import patch
-from tests.support import corpus_in_fresh_python, gate, record_faithful
-from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
-from tests.warp.nvrtc import assert_compiles_for_cuda
+from tests.support import gate
+from tests.warp.overlay_checks import OverlayChecks
 
 GATE = gate(patch)
 
@@ -142,51 +139,13 @@ def run():
 WRONG, RIGHT = "[-1.75]", "[1.75]"
 
 
-@pytest.fixture(scope="module")
-def cache_script(tmp_path_factory):
-    return kernel_cache(tmp_path_factory.mktemp("scalar_div_adjoint"), SCRIPT)
-
-
-@GATE.ends_only
-def test_needed_gradients_of_a_scalar_divided_by_a_composite_are_wrong_without_gpushim():
-    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
-    assert state == "inactive"
-    assert outcomes == {**FIXED, **RELEASED}
-
-
-@GATE.ends_only
-def test_effective_with_gpushim_imported_before_warp():
-    outcomes, state = corpus_in_fresh_python(__name__, patch, "import gpushim.auto")
-    assert (outcomes, state) == (FIXED, "applied")
-
-
-@GATE.ends_only
-def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
-    assert_builds_kept_apart(cache_script, WRONG, RIGHT)
-
-
-@GATE.ends_only
-def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
-    assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
-
-
-@GATE.ends_only
-def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
-    assert_compiles_for_cuda(warp, divisions, patch)
+class TestScalarDivAdjoint(OverlayChecks):
+    patch, gate, corpus, kernel = patch, GATE, __name__, divisions
+    fixed, released = FIXED, RELEASED
+    script, wrong, right = SCRIPT, WRONG, RIGHT
 
 
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_headers_and_divisions_stay_the_releases(gpushim_patched):
-    codegen, context = codegen_and_context(warp)
-    assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
+def test_harmless_outside_the_range_divisions_call_the_releases_functions(gpushim_patched):
+    context = codegen_and_context(warp)[1]
     assert {type(function.native_func) for function in context.builtin_functions["div"].overloads} == {str}
-
-
-@GATE.recorded_only
-def test_faithful_corpus_matches_the_fixed_release(request):
-    """Recorded patched on affected releases and unpatched on 1.8.1; the matrix compares the files."""
-    if GATE.affected:
-        request.getfixturevalue("gpushim_patched")
-    outcomes = run_corpus()
-    record_faithful(patch, outcomes)
-    assert outcomes == FIXED

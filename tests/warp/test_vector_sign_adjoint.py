@@ -8,13 +8,9 @@ vector ``abs`` and the scalar ``sign``.
 
 from __future__ import annotations
 
-import pytest
-
-from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.vector_sign_adjoint import patch
-from tests.support import corpus_in_fresh_python, gate, record_faithful
-from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
-from tests.warp.nvrtc import assert_compiles_for_cuda
+from tests.support import gate
+from tests.warp.overlay_checks import OverlayChecks
 
 GATE = gate(patch)
 
@@ -126,50 +122,7 @@ def run():
 WRONG, RIGHT = "[1.0, -1.0, 1.0]", "[0.0, 0.0, 0.0]"
 
 
-@pytest.fixture(scope="module")
-def cache_script(tmp_path_factory):
-    return kernel_cache(tmp_path_factory.mktemp("vector_sign_adjoint"), SCRIPT)
-
-
-@GATE.ends_only
-def test_needed_the_gradient_of_a_vectors_sign_is_that_of_abs_without_gpushim():
-    outcomes, state = corpus_in_fresh_python(__name__, patch, "")
-    assert state == "inactive"
-    assert outcomes == {**FIXED, **RELEASED}
-
-
-@GATE.ends_only
-def test_effective_with_gpushim_imported_before_warp():
-    outcomes, state = corpus_in_fresh_python(__name__, patch, "import gpushim.auto")
-    assert (outcomes, state) == (FIXED, "applied")
-
-
-@GATE.ends_only
-def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
-    assert_builds_kept_apart(cache_script, WRONG, RIGHT)
-
-
-@GATE.ends_only
-def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
-    assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
-
-
-@GATE.ends_only
-def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
-    assert_compiles_for_cuda(warp, signs, patch)
-
-
-@GATE.unaffected_only
-def test_harmless_outside_the_range_warps_module_headers_hold_none_of_its_code(gpushim_patched):
-    codegen = codegen_and_context(warp)[0]
-    assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
-
-
-@GATE.recorded_only
-def test_faithful_corpus_matches_the_fixed_release(request):
-    """Recorded patched on affected releases and unpatched on 1.14.0; the matrix compares the files."""
-    if GATE.affected:
-        request.getfixturevalue("gpushim_patched")
-    outcomes = run_corpus()
-    record_faithful(patch, outcomes)
-    assert outcomes == FIXED
+class TestVectorSignAdjoint(OverlayChecks):
+    patch, gate, corpus, kernel = patch, GATE, __name__, signs
+    fixed, released = FIXED, RELEASED
+    script, wrong, right = SCRIPT, WRONG, RIGHT
