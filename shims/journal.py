@@ -111,7 +111,7 @@ _LAYERS: dict[tuple[int, Any], list[Replacement]] = globals().get("_LAYERS", {})
 def _remove_layer(entry: Replacement) -> None:
     """Take ``entry`` out of its binding, leaving any wrapper put on top of it in place.
 
-    A gpushim wrapper above it is re-pointed at what ``entry`` replaced; the
+    A gpushim wrapper (or source layer, :mod:`gpushim.overlay`) above it is re-pointed at what ``entry`` replaced; the
     binding itself is restored only when ``entry`` is the top layer (or the
     layer above cannot be re-pointed, and then goes with it).
     """
@@ -125,7 +125,7 @@ def _remove_layer(entry: Replacement) -> None:
         above.original, above.inherited, above.added = None, False, True  # undoing it now deletes the name
         del layers[position]
         return
-    if above is not None and is_wrapper(above.new):
+    if above is not None and (is_wrapper(above.new) or getattr(type(above.new), "_gpushim_layer", False)):
         above.new.__wrapped__ = entry.original
         above.original, above.inherited = entry.original, entry.inherited
         del layers[position]

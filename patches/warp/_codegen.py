@@ -99,10 +99,11 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     or in this process before ``gpushim.patch()``) would be reused as it was.
     So the hash of such an adjoint also covers ``salt``, and modules Warp had
     already hashed are marked modified (Warp's own ``Module.mark_modified``)
-    so that they are hashed again at their next launch.  Before 1.4.0 Warp
-    hashes a module whole (``Module.hash_module``), once per load: the hash of
-    a module with such an adjoint, or referencing one that has, covers ``salt``,
-    and a module loaded before the patch keeps its build until Warp loads it again.
+    so that they are hashed again at their next launch.  Up to 1.4.0, which
+    hashes a module in ``Module.hash_module``, the hash of a module that
+    holds or references such an adjoint covers ``salt``, and modules already
+    hashed are unloaded (Warp's own ``Module.unload``, as when a kernel is
+    redefined).
     """
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
 
@@ -112,10 +113,9 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
             found = scanned[adj.source] = changes(adj.tree)
         return found
 
-    if "ModuleHasher" not in vars(context):
+    if not hasattr(context, "ModuleHasher"):
         _key_modules_apart(context, journal, salt, changed)
         return
-    expect(context, "Module.mark_modified")
     _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
 
     def hash_adjoint(wrapped, instance, args, kwargs):
@@ -131,23 +131,31 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
 
 
 def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
-    """Up to 1.3: key each module holding an adjoint ``changed(adj)`` is true of, or referencing one, on ``salt``."""
-    module_type = expect(context, "Module", type)
-    expect(module_type, "hash_module", callable)
+    """Up to 1.4.0: salt ``Module.hash_module`` of each module that holds or references an adjoint ``changed``."""
+    module_class = expect(context, "Module", type)
+    expect(module_class, "hash_module", callable, own=True)
+    expect(module_class, "unload", callable, own=True)
 
-    def holds_changed(module, seen) -> bool:
-        seen.add(module)
-        for function in [*module.kernels.values(), *module.functions.values()]:
-            adj = getattr(function, "adj", None)
-            if adj is not None and changed(adj):
-                return True
-        return any(holds_changed(other, seen) for other in module.references if other not in seen)
+    def adjoints(module):
+        yield from (kernel.adj for kernel in module.kernels.values())
+        for function in module.functions.values():
+            for overload in itertools.chain(function.user_overloads.values(), function.user_templates.values()):
+                yield overload.adj
+
+    def reaches_change(module, visited) -> bool:
+        visited.add(module)
+        return any(map(changed, adjoints(module))) or any(
+            reaches_change(reference, visited) for reference in module.references if reference not in visited
+        )
 
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        return hashlib.sha256(digest + salt).digest() if holds_changed(instance, set()) else digest
+        return hashlib.sha256(digest + salt).digest() if reaches_change(instance, set()) else digest
 
-    journal.wrap(module_type, "hash_module", hash_module)
+    journal.wrap(module_class, "hash_module", hash_module)
+    for module in list(context.user_modules.values()):
+        if module.content_hash is not None:
+            module.unload()
 
 
 def wrap_visitor(adjoint, journal, node_type: type, wrapper) -> None:

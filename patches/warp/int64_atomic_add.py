@@ -16,17 +16,17 @@ plain add on the CPU, ``atomicAdd`` on unsigned 64-bit integers on CUDA).
 The specialization came with NVIDIA/warp@4c9bb7990 in 1.7.2 (on main
 a3a2392c6, in 1.8.0).
 
-How the fix works.  The header is native code, compiled into each module
-when Warp builds it at run time from the module's generated source, which
-starts with ``codegen.cpu_module_header`` or ``cuda_module_header``.  Both
-are replaced by copies that declare a non-template ``wp::atomic_add(int64*,
-int64)`` before ``#include "builtin.h"`` and define it, adding, after it.
-C++ prefers a non-template function to a template specialization, and the
-templates of ``array.h``, ``vec.h`` and the rest find it, declared before
-them: every int64 add of the module reaches it.  The kernel hash does not
-cover the header, so the hash of every kernel or function whose source
-calls an ``atomic_add`` or ``atomic_sub``, or holds ``+=`` or ``-=`` on a
-subscript, differs while the patch is applied (``_codegen.key_builds_apart``).
+How the fix works.  An overlay (``_overlay``) on both module headers, the
+CPU build's and the CUDA build's: a non-template ``wp::atomic_add(int64*,
+int64)`` is declared before ``#include "builtin.h"`` and defined, adding,
+after it.  C++ prefers a non-template function to a template
+specialization, and the templates of ``array.h``, ``vec.h`` and the rest
+find it, declared before them: every int64 add of the module reaches it.
+(No release in the range precompiles ``builtin.h``, which a declaration
+before it would miss.)  The patch first checks the released specialization
+by its declaration and the minimum it stores.  The hash of every kernel or
+function whose source calls an ``atomic_add`` or ``atomic_sub``, or holds
+``+=`` or ``-=`` on a subscript, differs while the patch is applied.
 
 Not backported.  1.10.0's tests.  ``unpatch()`` leaves a module already
 loaded while patched as it is until Warp hashes it again.
@@ -37,8 +37,9 @@ array holding 0, which must end holding 1024.
 
 from __future__ import annotations
 
-from gpushim import Patch, TargetMismatch, expect
-from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
+from gpushim import Patch
+from gpushim.overlay import NativeFunction
+from gpushim.patches.warp._overlay import overlay
 
 patch = Patch(
     id="warp.int64_atomic_add",
@@ -53,7 +54,11 @@ patch = Patch(
 # a change to the code below must change it, so that older builds are not reused.
 _HASH_SALT = b"gpushim warp.int64_atomic_add 1"
 
-_INCLUDE = '#include "builtin.h"\n'
+_RELEASED = {
+    "builtin.h": [
+        NativeFunction("inline CUDA_CALLABLE int64 atomic_add(int64* address, int64 val)", "*address = min(old, val);")
+    ]
+}
 _BEFORE = """#include "crt.h"
 #if defined(__CUDACC__)
 #define GPUSHIM_CALLABLE __host__ __device__
@@ -83,27 +88,6 @@ inline GPUSHIM_CALLABLE int64_t atomic_add(int64_t* buf, int64_t value)
 """
 
 
-class _Header(str):
-    """One of Warp's module headers with the corrected add around its include, keeping the released as ``__wrapped__``.
-
-    Warp formats the header (``{block_dim}``), so the braces of the added code are doubled.
-    """
-
-    def __new__(cls, released: str):
-        if _INCLUDE not in released:
-            raise TargetMismatch(f"a module header of Warp has no line {_INCLUDE.strip()}")
-        added = _BEFORE + _INCLUDE + _AFTER
-        header = super().__new__(cls, released.replace(_INCLUDE, added.replace("{", "{{").replace("}", "}}"), 1))
-        header.__wrapped__ = released
-        return header
-
-    def __copy__(self):
-        return self  # as copying a str gives itself
-
-    def __deepcopy__(self, memo):
-        return self
-
-
 def _adds_atomically(tree) -> bool:
     """Whether this tree calls an ``atomic_add`` or ``atomic_sub``, or holds ``+=`` or ``-=`` on a subscript."""
     import ast
@@ -121,11 +105,16 @@ def _adds_atomically(tree) -> bool:
 
 @patch.applier
 def _apply(warp, journal):
-    codegen, context = codegen_and_context(warp)
-    headers = {name: expect(codegen, name, str) for name in ("cpu_module_header", "cuda_module_header")}
-    for name, released in headers.items():
-        journal.replace(codegen, name, _Header(released))
-    key_builds_apart(context, journal, _HASH_SALT, _adds_atomically)
+    overlay(
+        warp,
+        journal,
+        expects=_RELEASED,
+        before=_BEFORE,
+        code=_AFTER,
+        renamed=(),
+        salt=_HASH_SALT,
+        changes=_adds_atomically,
+    )
 
 
 @patch.prober

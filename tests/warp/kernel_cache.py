@@ -29,7 +29,7 @@ if "in-process" in sys.argv:
     run()
     gpushim.unpatch()
     run()
-    KERNEL.module.mark_modified()
+    getattr(KERNEL.module, "mark_modified", KERNEL.module.unload)()  # up to 1.4.0, unload
     run()
 """
 

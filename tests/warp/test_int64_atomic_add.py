@@ -16,6 +16,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.int64_atomic_add import patch
 from tests.support import corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_compiles_for_cuda
 
 GATE = gate(patch)
 
@@ -158,11 +159,15 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
     assert_rebuilt_in_process(cache_script, WRONG, RIGHT)
 
 
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
+    assert_compiles_for_cuda(warp, adds, patch)
+
+
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_module_headers_stay_the_releases(gpushim_patched):
+def test_harmless_outside_the_range_warps_module_headers_hold_none_of_its_code(gpushim_patched):
     codegen = codegen_and_context(warp)[0]
-    for name in ("cpu_module_header", "cuda_module_header"):
-        assert type(getattr(codegen, name)) is str, name
+    assert not any(patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
 
 
 @GATE.recorded_only
