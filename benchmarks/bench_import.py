@@ -110,7 +110,8 @@ def main() -> None:
             report(label, site_with_distributions(Path(root), 1, patches))
         bare = report(f"{own} patches, 0 distributions on PYTHONPATH", site_with_distributions(Path(root), 0))
         for total in DISTRIBUTIONS:
-            least = report(f"{own} patches, {total:,} distributions on PYTHONPATH", site_with_distributions(Path(root), total))
+            site = site_with_distributions(Path(root), total)
+            least = report(f"{own} patches, {total:,} distributions on PYTHONPATH", site)
             print(f"  each distribution adds {(least - bare) / total:.1f} µs (minima)")
 
 

@@ -138,7 +138,8 @@ def _as_namespace_package(module: ModuleType) -> None:
     3.12): its loader and ``__file__``.  A namespace package has no code to execute."""
     from importlib import _bootstrap
 
-    _bootstrap._init_module_attrs(module.__spec__, module, override=True)  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
+    initialise = _bootstrap._init_module_attrs  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
+    initialise(module.__spec__, module, override=True)  # pyright: ignore[reportArgumentType]  (a namespace package's spec)
 
 
 class _NotifyingLegacyLoader:

@@ -228,7 +228,8 @@ def test_a_namespace_package_target_is_patched_when_it_finishes_importing(syspat
     try:
         module = importlib.import_module("synthlibns.core")
         assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
-        assert sys.modules["synthlibns"].__file__ is None and "NamespaceLoader" in type(sys.modules["synthlibns"].__loader__).__name__
+        package = sys.modules["synthlibns"]
+        assert package.__file__ is None and "NamespaceLoader" in type(package.__loader__).__name__
     finally:
         registry.unpatch()
 
