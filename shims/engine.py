@@ -7,8 +7,8 @@ modules, gating each on the installed release (:mod:`gpushim.gate`) and
 running its ``apply``.
 Everything that can go wrong in there is caught (any ``BaseException``
 too, but for the interruptions a program's own signal handlers raise:
-``KeyboardInterrupt``, ``SystemExit`` and ``GeneratorExit`` reach it as they
-would without gpushim): the user's ``import cupy`` must succeed even when a
+``KeyboardInterrupt``, ``GeneratorExit`` and a ``SystemExit`` that no patch
+module raised reach it as they would without gpushim): the user's ``import cupy`` must succeed even when a
 patch cannot be loaded or applied, unless ``GPUSHIM_STRICT=1`` asks
 otherwise, and then only after every patch of the target has reached its
 final state.
@@ -244,9 +244,8 @@ class Registry:
         for id in self._waiting_for(name):
             try:
                 patch = self[id]
-            except INTERRUPTIONS:
-                raise
-            except BaseException:
+            except BaseException as error:
+                _raise_interruption(error, id)
                 continue
             if patch.before is not None and patch.before not in befores:
                 befores.append(patch.before)
@@ -289,9 +288,8 @@ class Registry:
                     outcome.state, outcome.reason = APPLIED, _with_withdrawn(reason, patch, journal)
                     # the gate reads a release wherever it leaves the state to the patch
                     report.log("info", f"{id} prepared {name} of {' '.join(outcome.release)}")  # pyright: ignore[reportCallIssue, reportArgumentType]
-                except INTERRUPTIONS:
-                    raise
                 except BaseException as error:
+                    _raise_interruption(error, id)
                     failures.append(self._fail(id, outcome, error))
 
         def withdraw() -> None:
@@ -343,9 +341,8 @@ class Registry:
                         continue
                     self._apply(id, module, outcome, listings)
                     outcome.execution = hooks.executions(name)
-                except INTERRUPTIONS:
-                    raise
                 except BaseException as error:
+                    _raise_interruption(error, id)
                     failures.append(self._fail(id, outcome, error))
             journals = [
                 outcome.journal
@@ -425,9 +422,8 @@ class Registry:
         try:
             module = sys.modules.get(target) if is_imported(target) else None
             state, reason, release = self._gate(id, module, listings, on)
-        except INTERRUPTIONS:
-            raise
         except BaseException as error:
+            _raise_interruption(error, id)
             state, reason, release = FAILED, f"{type(error).__name__}: {error}", None
         if id in off:
             return DISABLED, f"{switches.DISABLE} turns it off", release
@@ -471,9 +467,8 @@ class Registry:
                 state, reason = PENDING, f"applies when {outcome.waits_for} is imported"
         try:
             patch = self[id]
-        except INTERRUPTIONS:
-            raise
-        except BaseException:
+        except BaseException as error:
+            _raise_interruption(error, id)
             patch = None
         return Record(
             id=id,
@@ -503,6 +498,26 @@ class Registry:
 
         listings = Listings()
         return [self.record(id, listings) for id in self._libraries] + list(self._problems)
+
+
+def _raise_interruption(error: BaseException, id: str) -> None:
+    """Raise ``error`` again where it interrupts the program rather than fails patch ``id``.
+
+    A ``KeyboardInterrupt`` or ``GeneratorExit`` always does; a
+    ``SystemExit`` does unless the code of the patch's own module raised it
+    (a patch that exits is a broken patch; a signal handler's ``sys.exit()``
+    that lands while gpushim works is the program's).
+    """
+    if not isinstance(error, INTERRUPTIONS):
+        return
+    if isinstance(error, SystemExit):
+        traceback = error.__traceback__
+        while traceback is not None and traceback.tb_next is not None:
+            traceback = traceback.tb_next
+        raiser = traceback.tb_frame.f_globals.get("__name__", "") if traceback is not None else ""
+        if raiser == id or raiser.endswith(f".{id}"):
+            return
+    raise error
 
 
 def _run(step: Callable[[ModuleType, Journal], None], module: ModuleType, journal: Journal, outcome: _Outcome) -> bool:

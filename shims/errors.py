@@ -5,7 +5,6 @@ with ``GPUSHIM_STRICT=1``: failures become a :class:`GpushimWarning` and a
 ``failed`` status record instead of an exception.
 """
 
-
 # What a program's signal handlers raise (sys.exit() on SIGTERM, a Ctrl-C) or a generator's close throws in: these
 # stop the program's import wherever they land, as they would without gpushim, and fail no patch.
 INTERRUPTIONS = (KeyboardInterrupt, SystemExit, GeneratorExit)

@@ -200,7 +200,8 @@ def _direct_url(distribution: str, version: str | None) -> str | None:
         return None
     if not isinstance(direct, dict) or not _word(direct.get("url")):
         return None
-    url, vcs, directory, subdirectory = (direct.get(key) for key in ("url", "vcs_info", "dir_info", "subdirectory"))
+    url: str = direct["url"]
+    vcs, directory, subdirectory = (direct.get(key) for key in ("vcs_info", "dir_info", "subdirectory"))
     if "dir_info" in direct and not isinstance(directory, dict):
         return None
     if "vcs_info" in direct:

@@ -138,7 +138,8 @@ def _as_namespace_package(module: ModuleType) -> None:
     3.12): its loader and ``__file__``.  A namespace package has no code to execute."""
     from importlib import _bootstrap
 
-    _bootstrap._init_module_attrs(module.__spec__, module, override=True)  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
+    initialise = _bootstrap._init_module_attrs  # pyright: ignore[reportAttributeAccessIssue]  (private; the import system's own)
+    initialise(module.__spec__, module, override=True)  # pyright: ignore[reportArgumentType]  (a namespace package's spec)
 
 
 class _NotifyingLegacyLoader:
@@ -287,6 +288,8 @@ class ImportHooks:
             sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path=None, target=None):
+        if sys.meta_path and sys.meta_path[0] is not self:
+            self._go_first()
         if self._executing:
             self._call_back_for_finished()
         watched = fullname in self._callbacks or fullname in self._preparations
@@ -300,6 +303,22 @@ class ImportHooks:
         elif hasattr(spec.loader, "load_module"):
             spec.loader = _NotifyingLegacyLoader(spec, self._loaded)
         return spec
+
+    def _go_first(self) -> None:
+        """Stand first on ``sys.meta_path`` again, ahead of a finder put before this one since.
+
+        Such a finder (``typeguard.install_import_hook``'s) would find a
+        target without this one, which could patch it only when gpushim is
+        next asked.  First, this finder asks it in its turn and wraps the
+        loader it returns, so the target is patched before its import
+        returns.  The finders keep their order; the iteration that called
+        this sees each of the others once.
+        """
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            return
+        sys.meta_path.insert(0, self)
 
     def _prepare(self, module: ModuleType) -> list[Callable[[], None]]:
         """Run the preparations for ``module``, about to execute; the cleanups they return.

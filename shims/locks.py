@@ -68,11 +68,13 @@ def _renewal(lock: ref):
 
     def renew() -> None:
         held = lock()
+        inner = held._lock if isinstance(held, _Renewable) else held
+        if inner is None or inner._is_owned():  # pyright: ignore[reportAttributeAccessIssue]  (as threading asks)
+            return
         if isinstance(held, _Renewable):
-            if not held._lock._is_owned():
-                held._lock = RLock()
-        elif held is not None and not held._is_owned():
-            held._at_fork_reinit()
+            held._lock = RLock()
+        else:
+            inner._at_fork_reinit()  # pyright: ignore[reportAttributeAccessIssue]  (Python 3.9 on: threading uses it)
 
     return renew
 

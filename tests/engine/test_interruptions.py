@@ -19,8 +19,8 @@ import gpushim.catalogue
 import gpushim.engine
 import gpushim.gate
 import gpushim.importhook
-from gpushim.importhook import ImportHooks
 import gpushim.locks
+from gpushim.importhook import ImportHooks
 from gpushim.locks import ForkSafeRLock
 from tests.engine.synthetic import make_patch, registry_for
 
@@ -92,7 +92,7 @@ def test_a_ctrl_c_in_gpushims_lock_leaves_it_free():
     for step in itertools.count(1):
         lock = ForkSafeRLock()
 
-        def hold():
+        def hold(lock=lock):
             with lock:
                 pass
 

@@ -27,6 +27,17 @@ def slow_discover(package):
     return discover("synthcatalogue")
 
 gpushim.catalogue.discover = slow_discover
+
+
+def wait_for(child):  # five seconds at most for a forked child; one that hangs is killed and named
+    import os
+
+    for _ in range(50):
+        if os.waitpid(child, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.1)
+    os.kill(child, 9)
+    print("the child hangs")
 """
 
 
@@ -87,13 +98,7 @@ def test_a_child_forked_while_another_thread_patches_can_use_gpushim(site):
         if child == 0:
             print("child", gpushim.record("synth.compute")["state"], flush=True)
             os._exit(0)
-        for _ in range(50):
-            if os.waitpid(child, os.WNOHANG) != (0, 0):
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(child, 9)
-            print("the child hangs")
+        wait_for(child)
         patching.join()
         print("parent", gpushim.record("synth.compute")["state"])
         """,
@@ -136,13 +141,7 @@ def test_a_child_forked_while_another_thread_imports_for_gpushim_can_patch(site)
             import synthtwo
             print("child", synthtwo.compute(1), gpushim.record("two.compute")["state"], flush=True)
             os._exit(0)
-        for _ in range(50):
-            if os.waitpid(child, os.WNOHANG) != (0, 0):
-                break
-            time.sleep(0.1)
-        else:
-            os.kill(child, 9)
-            print("the child hangs")
+        wait_for(child)
         patching.join()
         """,
     )

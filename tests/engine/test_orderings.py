@@ -197,6 +197,23 @@ def test_a_target_a_hook_ahead_of_gpushims_found_is_patched_when_gpushim_next_lo
     assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
 
 
+def test_a_target_a_hook_put_ahead_of_gpushims_finds_is_patched_before_its_import_returns(target, syspath):
+    """As under ``typeguard.install_import_hook``: the program imports something else first, as programs do."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = FindsItsOwn(target.name)
+    sys.meta_path.insert(0, hook)
+    try:
+        (syspath / "synthlibother.py").write_text("")
+        importlib.invalidate_caches()
+        importlib.import_module("synthlibother")
+        assert target.import_().compute(1) == 3
+        assert state_of(registry)["state"] == "applied"
+    finally:
+        sys.meta_path.remove(hook)
+        registry.unpatch()
+
+
 def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(syspath):
     """Before Python 3.10 ``zipimporter`` loads with ``load_module`` alone, and no ``exec_module``."""
     archive = syspath / "site.zip"
@@ -228,7 +245,8 @@ def test_a_namespace_package_target_is_patched_when_it_finishes_importing(syspat
     try:
         module = importlib.import_module("synthlibns.core")
         assert (module.compute(1), state_of(registry)["state"]) == (3, "applied")
-        assert sys.modules["synthlibns"].__file__ is None and "NamespaceLoader" in type(sys.modules["synthlibns"].__loader__).__name__
+        package = sys.modules["synthlibns"]
+        assert package.__file__ is None and "NamespaceLoader" in type(package.__loader__).__name__
     finally:
         registry.unpatch()
 
