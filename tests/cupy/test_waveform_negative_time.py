@@ -3,7 +3,7 @@
 The bug is in the kernels' bodies, which a device runs; the CPU runs them
 too.  Values: each kernel's own body (``operation``), as the installed
 module holds it, compiled by the host's C++ compiler for ``double`` and run
-over a grid of ``(t, width)`` (the patch module's ``host_values``), against
+over a grid of ``(t, width)`` (``gpushim.patches.cupy._host_kernel``), against
 ``scipy.signal``.  That is a sound stand-in for the device: CuPy's
 elementwise code runs the body once per element with the same bindings, and
 the body's arithmetic is ``fmod`` (exact on both), comparisons and a few
@@ -24,15 +24,17 @@ import pytest
 cupy = pytest.importorskip("cupy")
 
 from gpushim import ProbeCannotRun
+from gpushim.patches.cupy._host_kernel import run_body
+from gpushim.patches.cupy._kernels import signature
 from gpushim.patches.cupy._on_numpy import import_signal
-from gpushim.patches.cupy.waveform_negative_time import KERNELS, _signature, host_values, patch
+from gpushim.patches.cupy.waveform_negative_time import KERNELS, patch
 from tests.cupy import nvrtc
 from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
 try:
     signal = import_signal()
-    host_values("y = t;", [])
+    run_body(signal._waveforms._sawtooth_kernel, {"T": "double"}, [])
 except ProbeCannotRun as error:
     pytest.skip(str(error), allow_module_level=True)
 
@@ -46,7 +48,9 @@ SCIPYS = {"_sawtooth_kernel": scipy_signal.sawtooth, "_square_kernel": scipy_sig
 
 def computed(name):
     """The installed kernel ``name``'s body at every point, as floats."""
-    return numpy.array([float(value) for value in host_values(getattr(signal._waveforms, name).operation, POINTS)])
+    calls = [{"t": t, "w": w} for t, w in POINTS]
+    found = run_body(getattr(signal._waveforms, name), {"T": "double"}, calls)
+    return numpy.array([float(point["y"]) for point in found])
 
 
 def expected(name):
@@ -109,7 +113,7 @@ def test_effective_the_kernel_is_the_release_s_but_for_tmod(name):
         fixed = getattr(signal._waveforms, name)
         assert fixed.__wrapped__ is released and type(fixed).__mro__[1] is cupy.ElementwiseKernel
         assert (fixed.name, fixed.kwargs, fixed.preamble) == (released.name, released.kwargs, released.preamble)
-        assert _signature(fixed.in_params + fixed.out_params) == _signature(released.in_params + released.out_params)
+        assert signature(fixed.in_params + fixed.out_params) == signature(released.in_params + released.out_params)
         changed = [line for line in fixed.operation.splitlines() if line not in released.operation.splitlines()]
     assert changed == ["    T tmod { fmod( t, 2.0 * M_PI ) };", "    if ( tmod < 0 ) { tmod += 2.0 * M_PI; }"]
 
