@@ -14,6 +14,7 @@ the other library functions within an ulp or two.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -96,23 +97,25 @@ def run_body(kernel, types, calls):
     :class:`gpushim.ProbeCannotRun` where no ``c++`` is on PATH.
     """
     import shutil
-    import subprocess
-    import tempfile
-    from pathlib import Path
 
     from gpushim import ProbeCannotRun
 
     compiler = shutil.which("c++")
     if compiler is None:
         raise ProbeCannotRun("no C++ compiler (c++) on PATH to compile the kernel's body on the host")
+    printed = _compiled_and_run(compiler, _source(kernel, types, calls))
+    return [{k: v for k, v in json.loads(line).items() if k != "done"} for line in printed.splitlines()]
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_and_run(compiler, source):
+    """What the program ``source`` prints; the same source is compiled once (a test compiles a body many times)."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
     with tempfile.TemporaryDirectory() as folder:
         program = Path(folder, "body")
-        subprocess.run(
-            [compiler, "-std=c++11", "-O0", "-x", "c++", "-", "-o", str(program)],
-            input=_source(kernel, types, calls),
-            text=True,
-            check=True,
-            capture_output=True,
-        )
-        finished = subprocess.run([str(program)], text=True, check=True, capture_output=True)
-    return [{k: v for k, v in json.loads(line).items() if k != "done"} for line in finished.stdout.splitlines()]
+        compile_ = [compiler, "-std=c++11", "-O0", "-x", "c++", "-", "-o", str(program)]
+        subprocess.run(compile_, input=source, text=True, check=True, capture_output=True)
+        return subprocess.run([str(program)], text=True, check=True, capture_output=True).stdout

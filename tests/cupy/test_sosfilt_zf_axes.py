@@ -14,17 +14,13 @@ pytest.importorskip("cupy")
 
 import wrapt
 
-from gpushim import ProbeCannotRun
-from gpushim.patches.cupy._on_numpy import import_signal
 from gpushim.patches.cupy.sosfilt_zf_axes import patch
 from tests.cupy import sosfilt_corpus
+from tests.cupy.signal_tests import signal_or_skip
 from tests.support import applied, gate, record_corpus
 
 GATE = gate(patch)
-try:
-    signal = import_signal()
-except ProbeCannotRun as error:
-    pytest.skip(str(error), allow_module_level=True)
+signal = signal_or_skip()
 
 WITH_ZI = {case for case, (x, _, _, zi) in sosfilt_corpus.cases().items() if zi == "zi" and x in ("(10,)", "(2500,)")}
 ONE_D_WITH_ZI = sorted(WITH_ZI)
