@@ -13,8 +13,8 @@ CuPy 12.x and 13.x release does this, 13.6.0 included, with every NumPy.
 Fixed upstream.  cupy/cupy#8839 (merged as d67a40822), released in 14.0.0 and
 not backported: ``git tag --contains d67a40822`` gives v14.0.0a1 onwards and
 no 13.x.  The condition is the same in v12.0.0 and v13.6.0 (since b552b5a0e);
-13.1.0 and 13.6.0 run the patch's proofs, and 14.0.0, the first 14.x release
-on PyPI, records the reference.
+13.0.0 (by hand) and the cells from 13.1.0 to 13.6.0 run the patch's proofs,
+and 14.0.0, the first 14.x release on PyPI, records the reference.
 
 How the fix works.  14.0.0 transposes whenever ``a`` is not 1-D.  The patch
 wraps ``cupy.cov`` (and its home, ``cupy._statistics.correlation``, whose
@@ -30,8 +30,8 @@ multiplies by its inverse, and passes ``copy=None`` for NumPy 2: changes of
 their own, left out.  The corpus therefore compares the shapes of the results
 exactly and their values to 12 significant digits, and not their dtypes.
 
-The probe.  The release's ``cov``, called as ``cupy.cov`` on a NumPy ``(1,
-3)`` array with ``rowvar=False`` while its module reads ``cupy`` as NumPy
+The probe.  The release's ``cov``, called as ``cupy.cov`` on a NumPy ``(1, 3)``
+array with ``rowvar=False`` while its module reads ``cupy`` as NumPy
 (``_on_numpy``): the result must be 3 by 3.  No device is needed.
 """
 

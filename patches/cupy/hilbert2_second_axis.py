@@ -8,11 +8,11 @@ result, whatever ``x``: ``hilbert2`` of a 7 by 9 array is off SciPy's by up
 to 3.47.  Nothing raises.  Every CuPy 13.x release does this, 13.6.0
 included (12.x has no ``cupyx.scipy.signal.hilbert2``), with every NumPy.
 
-Fixed upstream.  cupy/cupy#9396 (merged as 27a39c9c7), released in 14.0.0
-and not backported: ``git tag --contains 27a39c9c7`` gives v14.0.0rc1
-onwards and no 13.x.  The loop is the same in v13.0.0 and v13.6.0; 13.1.0 and
-13.6.0 run the patch's proofs, and 14.0.0, the first 14.x release on PyPI,
-records the reference.
+Fixed upstream.  cupy/cupy#9396 (merged as 27a39c9c7), released in 14.0.0 and
+not backported: ``git tag --contains 27a39c9c7`` gives v14.0.0rc1 onwards and
+no 13.x.  The loop is the same in v13.0.0 and v13.6.0; 13.0.0 (by hand) and the
+cells from 13.1.0 to 13.6.0 run the patch's proofs, and 14.0.0, the first 14.x
+release on PyPI, records the reference.
 
 How the fix works.  14.0.0 fills ``h2`` as it fills ``h1``.  The patch wraps
 ``hilbert2`` (in ``cupyx.scipy.signal`` and its home, ``_signaltools``): a
@@ -25,10 +25,10 @@ each call.
 
 Not backported.  Nothing else: ``hilbert2`` is otherwise the same in 14.0.0.
 
-The probe.  ``hilbert2`` of a 2 by 2 array on NumPy arrays, its module
-reading ``cupy`` as NumPy and ``sp_fft`` as ``scipy.fft`` (``_on_numpy``), must
-not be all zeros.  Importing ``cupyx.scipy.signal`` needs libcublas, from a
-CUDA toolkit or the ``nvidia-cublas-cu12`` wheel (14.x: libnvJitLink, for
+The probe.  ``hilbert2`` of a 2 by 2 array on NumPy arrays, its module reading
+``cupy`` as NumPy and ``sp_fft`` as ``scipy.fft`` (``_on_numpy``), must not be
+all zeros.  Importing ``cupyx.scipy.signal`` needs libcublas, from a CUDA
+toolkit or the ``nvidia-cublas-cu12`` wheel (14.x: libnvJitLink, for
 cuSPARSE), and SciPy; where it cannot be imported the probe cannot run.
 """
 

@@ -13,10 +13,10 @@ and are right.  Every CuPy 12.x and 13.x release does this, 13.6.0 included.
 
 Fixed upstream.  cupy/cupy#9557 (merged as 89e699dc0), backported to v14 as
 #9563 (9f2967c84), released in 14.0.0 and not backported to 13.x: ``git tag
---contains`` of both gives v14.0.0 onwards.  The kernels and
-``intersect1d``'s calls are the same in v12.0.0 and v13.6.0; 13.1.0 and
-13.6.0 run the patch's proofs, and 14.0.0, the first 14.x release on PyPI,
-records the reference.
+--contains`` of both gives v14.0.0 onwards.  The kernels and ``intersect1d``'s
+calls are the same in v12.0.0 and v13.6.0; 13.0.0 (by hand) and the cells from
+13.1.0 to 13.6.0 run the patch's proofs, and 14.0.0, the first 14.x release on
+PyPI, records the reference.
 
 How the fix works.  14.0.0's kernels start with a check: with no bins, no
 element is found (``out`` is ``invert``, ``y`` is 0) and nothing is read;

@@ -13,8 +13,8 @@ no IIR filters), with every NumPy.
 
 Fixed upstream.  cupy/cupy#8677 (merged as 89ef69fa4), backported as #8679
 (b0e6eff84), released in 13.4.0: ``git tag --contains b0e6eff84`` starts at
-v13.4.0.  13.1.0 and 13.3.0 run the patch's proofs, and 13.4.0 records the
-reference.
+v13.4.0.  13.0.0 (by hand) and the cells from 13.1.0 to 13.3.0 run the patch's
+proofs, and 13.4.0 records the reference.
 
 How the fix works.  13.4.0 moves ``zf``'s axes only where ``zi`` has more than
 two dimensions.  The patch wraps ``apply_iir_sos`` (in ``_iir_utils``, its
@@ -28,8 +28,8 @@ Not backported.  Nothing else: 13.4.0 changes only that condition.
 
 The probe.  ``sosfilt`` of a 1-D ``x`` with a ``(2, 4)`` ``zi``, run on NumPy
 arrays with ``_iir_utils`` reading ``cupy`` as NumPy and its kernels standing
-still (``_on_numpy``): the shape of ``zf`` depends on the host code alone,
-and must be ``(2, 4)``.  Importing ``cupyx.scipy.signal`` needs libcublas.
+still (``_on_numpy``): the shape of ``zf`` depends on the host code alone, and
+must be ``(2, 4)``.  Importing ``cupyx.scipy.signal`` needs libcublas.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ Small outputs run, as the kernel loops over what its threads miss.
 ``resample_poly`` and ``decimate`` of 2-D input call ``upfirdn``.  Every CuPy
 13.x release does this, 13.6.0 included (12.x has no ``upfirdn``).
 
-Fixed upstream.  cupy/cupy#9352 (its commit c230861cf, merged as
-e69202553), released in 14.0.0 and not backported: ``git tag --contains``
-of both gives v14.0.0rc1 onwards and no 13.x.  The launch is the same in
-v13.0.0 and v13.6.0; 13.1.0 and 13.6.0 run the patch's proofs, and 14.0.0,
-the first 14.x release on PyPI, records the reference.
+Fixed upstream.  cupy/cupy#9352 (its commit c230861cf, merged as e69202553),
+released in 14.0.0 and not backported: ``git tag --contains`` of both gives
+v14.0.0rc1 onwards and no 13.x.  The launch is the same in v13.0.0 and v13.6.0;
+13.0.0 (by hand) and the cells from 13.1.0 to 13.6.0 run the patch's proofs,
+and 14.0.0, the first 14.x release on PyPI, records the reference.
 
 How the fix works.  14.0.0 launches ``kernel(blockspergrid,
 threadsperblock, ...)`` with the same grid, block and arguments.  The patch
@@ -28,10 +28,10 @@ Not backported.  14.0.0 also filters N-D input (cupy/cupy#9540), which 13.x
 refuses with ``NotImplementedError``; 14.2.0 passes strides to the kernels.
 The corpus compares 1-D and 2-D launches only.
 
-The probe.  ``upfirdn`` of a ``(2, 48000)`` float64 input, run on NumPy
-arrays with the module reading ``cupy`` as NumPy (``_on_numpy``) and a
-recorder for the kernel: the block it is launched with must have 64 threads.
-No device is needed.
+The probe.  ``upfirdn`` of a ``(2, 48000)`` float64 input, run on NumPy arrays
+with the module reading ``cupy`` as NumPy (``_on_numpy``) and a recorder for
+the kernel: the block it is launched with must have 64 threads.  No device is
+needed.
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ each period; positive times are right.  Nothing raises.  Every CuPy 13.x
 release does this, 13.6.0 included (12.x has no ``cupyx.scipy.signal``
 waveforms), with every NumPy.
 
-Fixed upstream.  cupy/cupy#9568, fixed by #9613 (merged as d54e27db7) and
-its v14 backport #9624 (4a65b69e8), released in 14.0.0 and not backported
-to 13.x: ``git tag --contains`` of both gives v14.0.0 onwards.  The kernels'
-line is the same in v13.0.0 and v13.6.0; 13.1.0 and 13.6.0 run the patch's
-proofs, and 14.0.0, the first 14.x release on PyPI, records the reference.
+Fixed upstream.  cupy/cupy#9568, fixed by #9613 (merged as d54e27db7) and its
+v14 backport #9624 (4a65b69e8), released in 14.0.0 and not backported to 13.x:
+``git tag --contains`` of both gives v14.0.0 onwards.  The kernels' line is the
+same in v13.0.0 and v13.6.0; 13.1.0 and 13.6.0 run the patch's proofs, and
+14.0.0, the first 14.x release on PyPI, records the reference.
 
 How the fix works.  14.0.0 adds 2π to a negative remainder before using it.
 The patch replaces the two kernels that ``sawtooth`` and ``square`` look up
@@ -26,15 +26,15 @@ ones do; ``gpushim.unpatch()`` puts the released ones back, with their
 caches.
 
 Not backported.  14.0.0 also drops the kernels' ``-std=c++11`` option, with
-every other kernel's (cupy/cupy#9226), which the patch keeps: the
+every other kernel's (cupy/cupy@e98cd2836), which the patch keeps: the
 reference's record holds the values the kernels' bodies compute, not their
 options.
 
 The probe.  Without a device, the body of the installed ``_sawtooth_kernel``
-compiled by the host's C++ compiler and run at ``t = -1`` (``_host_kernel``): it must give
-``0.682``, SciPy's value; with a device, ``sawtooth(-1)`` itself.  Without
-either (no device, no ``c++`` on PATH), it cannot run.  Importing
-``cupyx.scipy.signal`` needs libcublas.
+compiled by the host's C++ compiler and run at ``t = -1`` (``_host_kernel``):
+it must give ``0.682``, SciPy's value; with a device, ``sawtooth(-1)``
+itself.  Without either (no device, no ``c++`` on PATH), it cannot
+run.  Importing ``cupyx.scipy.signal`` needs libcublas.
 """
 
 from __future__ import annotations
