@@ -11,10 +11,12 @@ broadcasts accordingly.  NumPy scalars and 0-d arrays were right.  Nothing
 raises.  Every release on PyPI up to 1.32.0 does this (1.23.0, the oldest,
 was run), on every Python.
 
-Fixed upstream.  NVIDIA/DALI#5191, released in 1.33.0 (not in 1.32.0, as
-first reported): run with a CPU pipeline, 1.23.0, 1.26.0, 1.31.0 and 1.32.0
-give ``(1,)`` per sample, 1.33.0, 1.34.0 and 1.35.0 give ``()``.  The
-releases' ``types.ConstantNode`` differs in that one place.  No cell installs
+Fixed upstream.  NVIDIA/DALI#5191 (merged November 2023), released in
+1.33.0, not in 1.32.0 as first reported.  DALI's repository is too large to
+fetch here, so the range is read from the wheels: run with a CPU pipeline,
+1.23.0, 1.26.0, 1.31.0 and 1.32.0 give ``(1,)`` per sample, 1.33.0, 1.34.0
+and 1.35.0 give ``()``, and 1.32.0's and 1.33.0's ``types.ConstantNode``
+differ in that one place, the shape #5191 describes.  No cell installs
 1.33.0, so 1.35.0, whose ``ConstantNode`` is 1.33.0's, records the reference.
 
 How the fix works.  1.33.0's ``ConstantNode`` gives a value that is neither
