@@ -188,3 +188,18 @@ def states_of_tasks(command: list[str], env: dict[str, str], timeout: float, wha
     assert len({pid for pid, _ in reports}) == len(reports) == 2
     assert str(job.pid) not in {pid for pid, _ in reports}
     return [state for _, state in reports]
+
+
+def refusal(wrapper, *args, **kwargs) -> tuple[str, str]:
+    """The ``TypeError`` messages of a call that does not bind, through a patch's ``wrapper`` and as released.
+
+    The wrapper passes such a call on unchanged, so the two must be equal.
+    """
+    import pytest
+
+    messages = []
+    for function in (wrapper, wrapper.__wrapped__):
+        with pytest.raises(TypeError) as refused:
+            function(*args, **kwargs)
+        messages.append(str(refused.value))
+    return messages[0], messages[1]

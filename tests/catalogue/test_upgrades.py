@@ -43,10 +43,10 @@ def test_the_advice_is_the_lowest_known_release_above_that_no_patch_concerns(tar
         assert advised == (str(outside[0]) if outside else None), release
 
 
-def test_cupy_13_3_0_upgrades_to_13_6_0_past_13_5_0_which_has_asarray_blockings_bug():
+def test_cupy_13_3_0_upgrades_to_14_0_0_past_13_6_0_which_lacks_fixes_released_only_in_14_0_0():
     patches = libraries()["cupy"]
-    assert "13.5.0" in gpushim.registry()["cupy.asarray_blocking"].affected.replace(">=", "")
-    assert upgrade("13.3.0", [(patch.affected, patch.fixed_in) for patch in patches]) == "13.6.0"
+    assert SpecifierSet(gpushim.registry()["cupy.cov_rowvar_single_row"].affected).contains("13.6.0")
+    assert upgrade("13.3.0", [(patch.affected, patch.fixed_in) for patch in patches]) == "14.0.0"
 
 
 def test_where_every_known_release_above_is_in_a_range_none_is_known_yet():
