@@ -102,8 +102,13 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     or in this process before ``gpushim.patch()``) would be reused as it was.
     So the hash of such an adjoint also covers ``salt``, and modules Warp had
     already hashed are marked modified (Warp's own ``Module.mark_modified``)
-    so that they are hashed again at their next launch.
+    so that they are hashed again at their next launch.  Before 1.4, which
+    has no ``ModuleHasher``, the hash of a module that holds such an adjoint
+    covers ``salt``; a module hashed before the patch keeps its hash.
     """
+    if "ModuleHasher" not in vars(context):
+        _key_modules_apart(context, journal, salt, changes)
+        return
     _HASH_ADJOINT.check(context.ModuleHasher.hash_adjoint, method=True)
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
 
@@ -120,6 +125,27 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
         hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
         if hashed.get("hasher") is not None or hashed.get("hashers"):
             module.mark_modified()
+
+
+def _key_modules_apart(context, journal, salt: bytes, changes) -> None:
+    """:func:`key_builds_apart` before 1.4: a module's hash covers ``salt`` where one of its adjoints changes."""
+    module_type = expect(context, "Module", type)
+    expect(module_type, "hash_module", callable, own=True)
+
+    def adjoints(module):
+        for kernel in vars(module).get("kernels", {}).values():
+            yield kernel.adj
+        for function in vars(module).get("functions", {}).values():
+            for overload in (*function.user_overloads.values(), *function.user_templates.values()):
+                yield overload.adj
+
+    def hash_module(wrapped, instance, args, kwargs):
+        digest = wrapped(*args, **kwargs)
+        if any(adj is not None and changes(adj.tree) for adj in adjoints(instance)):
+            return hashlib.sha256(digest + salt).digest()
+        return digest
+
+    journal.wrap(module_type, "hash_module", hash_module)
 
 
 def load_operands(journal, adjoint, node_type, name: str, selects) -> None:

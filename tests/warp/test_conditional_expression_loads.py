@@ -14,7 +14,7 @@ import pytest
 
 from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.conditional_expression_loads import patch
-from tests.support import ROOT, applied, corpus_in_fresh_python, gate, record_faithful, run_python
+from tests.support import ROOT, assert_unchanged_by, corpus_in_fresh_python, gate, record_faithful, run_python
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
 
 GATE = gate(patch)
@@ -152,11 +152,7 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
 
 @GATE.unaffected_only
 def test_harmless_outside_the_range_warps_conditional_expressions_stay_the_releases():
-    adjoint = codegen_and_context(warp)[0].Adjoint
-    names = ("emit_IfExp", "eval")
-    before = {name: vars(adjoint).get(name) for name in names}
-    with applied(patch):
-        assert {name: vars(adjoint).get(name) for name in names} == before
+    assert_unchanged_by(patch, codegen_and_context(warp)[0].Adjoint, ("emit_IfExp", "eval"))
 
 
 @GATE.recorded_only

@@ -17,7 +17,7 @@ import pytest
 
 from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.static_loop_variable import patch
-from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
+from tests.support import assert_unchanged_by, corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, kernel_cache
 
 GATE = gate(patch)
@@ -162,11 +162,9 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 
 @GATE.unaffected_only
 def test_harmless_outside_the_range_warps_static_expressions_stay_the_releases():
-    adjoint = codegen_and_context(warp)[0].Adjoint
-    names = ("replace_static_expressions", "evaluate_static_expression")
-    before = {name: vars(adjoint).get(name) for name in names}
-    with applied(patch):
-        assert {name: vars(adjoint).get(name) for name in names} == before
+    assert_unchanged_by(
+        patch, codegen_and_context(warp)[0].Adjoint, ("replace_static_expressions", "evaluate_static_expression")
+    )
 
 
 @GATE.recorded_only

@@ -10,7 +10,7 @@ reads the kernels' annotations as types.
 """
 
 from gpushim.patches.warp.tape_zero_seeded_grads import patch
-from tests.support import applied, gate, record_corpus
+from tests.support import applied, assert_unchanged_by, gate, record_corpus
 
 GATE = gate(patch)
 
@@ -122,7 +122,5 @@ def test_faithful_corpus_matches_the_fixed_release():
 
 @GATE.unaffected_only
 def test_harmless_zero_is_warps_own():
-    before = vars(wp.Tape)["zero"]
-    with applied(patch):
-        assert vars(wp.Tape)["zero"] is before
-    assert not hasattr(before, "__wrapped__")
+    assert_unchanged_by(patch, wp.Tape, ("zero",))
+    assert not hasattr(vars(wp.Tape)["zero"], "__wrapped__")
