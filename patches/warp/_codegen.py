@@ -103,8 +103,9 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     So the hash of such an adjoint also covers ``salt``, and modules Warp had
     already hashed are marked modified (Warp's own ``Module.mark_modified``)
     so that they are hashed again at their next launch.  Before 1.4, which
-    has no ``ModuleHasher``, the hash of a module that holds such an adjoint
-    covers ``salt``; a module hashed before the patch keeps its hash.
+    has no ``ModuleHasher``, the hash of a module that holds such an adjoint,
+    or references one that does, covers ``salt``; a module hashed before the
+    patch keeps its hash.
     """
     if "ModuleHasher" not in vars(context):
         _key_modules_apart(context, journal, salt, changes)
@@ -139,11 +140,16 @@ def _key_modules_apart(context, journal, salt: bytes, changes) -> None:
             for overload in (*function.user_overloads.values(), *function.user_templates.values()):
                 yield overload.adj
 
+    def changed(module, seen) -> bool:
+        """Whether an adjoint of the module, or of one it references (whose code it builds in), changes."""
+        seen.add(module)
+        if any(adj is not None and changes(adj.tree) for adj in adjoints(module)):
+            return True
+        return any(changed(other, seen) for other in vars(module).get("references", ()) if other not in seen)
+
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        if any(adj is not None and changes(adj.tree) for adj in adjoints(instance)):
-            return hashlib.sha256(digest + salt).digest()
-        return digest
+        return hashlib.sha256(digest + salt).digest() if changed(instance, set()) else digest
 
     journal.wrap(module_type, "hash_module", hash_module)
 
