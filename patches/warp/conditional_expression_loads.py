@@ -26,9 +26,9 @@ memory and in the kernel cache directory (``_codegen.key_builds_apart``).
 Not backported.  1.11.1's tests.  ``unpatch()`` leaves a module already
 loaded while patched as it is until Warp hashes it again.
 
-The probe.  ``out[0] = -1.0 if idx < 0 else arr[idx]`` on the CPU with
-``idx = -2**30`` and two elements; the release crashes the interpreter, the
-fixed one writes ``-1.0``.
+The probe.  The C++ Warp generates for ``out[0] = -1.0 if idx < 0 else
+arr[idx]`` on the CPU, not built: the branch that takes ``arr[idx]``'s
+address must read it before the branch ends.
 """
 
 from __future__ import annotations
@@ -82,12 +82,19 @@ def _apply(warp, journal):
 
 @patch.prober
 def _probe():
-    """``-1.0 if idx < 0 else arr[idx]`` with ``idx = -2**30`` must write -1.0, not crash.
+    """The branch ``arr[idx]`` of ``-1.0 if idx < 0 else arr[idx]`` must read the element inside itself.
 
-    The kernel is defined anew at each call, which makes Warp hash its module
-    again, so the answer follows the patch's current state; it runs on the CPU.
+    The probe reads the C++ that Warp generates for the CPU, without building
+    or running it: the release's code dereferences an address its branch may
+    not have taken, and what that does (a crash, a wrong value) depends on
+    memory, while the contract's probes must finish.  The kernel is defined
+    anew at each call, so the code follows the patch's current state.
     """
+    import re
+
     import warp
+
+    from gpushim.patches.warp._codegen import codegen_and_context
 
     warp.config.quiet = True
     warp.init()
@@ -97,8 +104,10 @@ def _probe():
 
     guarded_read.__annotations__ = {"arr": warp.array(dtype=float), "idx": int, "out": warp.array(dtype=float)}
     kernel = warp.kernel(guarded_read)
-    arr = warp.array([1.0, 2.0], dtype=float, device="cpu")
-    out = warp.zeros(1, dtype=float, device="cpu")
-    warp.launch(kernel, dim=1, inputs=[arr, -(2**30), out], device="cpu")
-    result = out.numpy().tolist()
-    return None if result == [-1.0] else f"-1.0 if idx < 0 else arr[idx] with idx = -2**30 gives {result}, not [-1.0]"
+    context = codegen_and_context(warp)[1]
+    source = context.ModuleBuilder(kernel.module, {**kernel.module.options, "output_arch": None}).codegen("cpu")
+    forward = source[source.index("// forward") :]
+    branches = re.findall(r"if \(!?var_\w+\) \{\n(.*?)\n\s*\}", forward, flags=re.DOTALL)
+    if any("wp::address(" in branch and "wp::load(" not in branch for branch in branches):
+        return "-1.0 if idx < 0 else arr[idx] takes arr[idx]'s address in its branch and reads it after both"
+    return None
