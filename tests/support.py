@@ -95,6 +95,13 @@ def applied(patch: Patch):
         gpushim.unpatch(patch.id)
 
 
+def assert_unchanged_by(patch: Patch, owner: object, names: tuple[str, ...]) -> None:
+    """Applying ``patch`` (outside its range) leaves what ``owner`` itself binds to each of ``names`` as it was."""
+    before = {name: vars(owner).get(name) for name in names}
+    with applied(patch):
+        assert {name: vars(owner).get(name) for name in names} == before
+
+
 # A pytest session of its own, as a user's: no cache written into the suite, and without hypothesis's plugin,
 # which gpushim's tests install and such a session never uses (importing it costs 2 s a session).
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]

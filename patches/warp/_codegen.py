@@ -2,7 +2,8 @@
 
 Each changes the code generated from a kernel's unchanged source, so
 :func:`key_builds_apart` keeps its builds apart from the release's in Warp's
-caches.  The two that replace or wrap ``Adjoint.emit_AugAssign``, in either
+caches.  Those that only add the read of a reference where a generator
+forgets it use :func:`load_operands`.  The two that replace or wrap ``Adjoint.emit_AugAssign``, in either
 order, must each leave every call of a statement evaluated once
 (NVIDIA/warp#1233): :func:`evaluated_once` gives them the statement with its
 calls evaluated already.
@@ -16,11 +17,13 @@ import copy
 import hashlib
 import itertools
 import sys
+import threading
 from types import ModuleType
 
 from gpushim import Parameters, expect, expect_same
 
 _HASH_ADJOINT = Parameters("adj")  # after self
+_NODE = Parameters("adj", "node")
 
 
 def codegen_and_context(warp) -> tuple[ModuleType, ModuleType]:
@@ -173,3 +176,50 @@ def wrap_visitor(adjoint, journal, node_type: type, wrapper) -> None:
         f"Adjoint.{name}",
     )
     journal.replace_item(adjoint.node_visitors, node_type, journal.wrap(adjoint, name, wrapper))
+
+
+def load_operands(journal, adjoint, node_type, name: str, selects) -> None:
+    """Have ``Adjoint.<name>``, the generator of ``node_type``, read the references it evaluates where ``selects`` says.
+
+    While the generator runs for a node, ``selects(node)`` gives a function
+    ``(operand, value)`` that ``Adjoint.eval`` asks of every node it evaluates
+    for that generator, with the node's value; where it is true, the value
+    goes through Warp's own ``Adjoint.load`` before the generator sees it.
+    The generator is wrapped as a method and as the item of
+    ``Adjoint.node_visitors`` through which ``Adjoint.eval`` dispatches.
+    """
+    for method in (name, "eval"):
+        _NODE.check(expect(adjoint, method, callable, own=True))
+    expect(adjoint, "load", callable, own=True)
+    visitors = expect(adjoint, "node_visitors", dict)
+    expect_same(
+        visitors.get(node_type),
+        vars(adjoint)[name],
+        f"Adjoint.node_visitors[ast.{node_type.__name__}]",
+        f"Adjoint.{name}",
+    )
+    generating = threading.local()  # per thread, what each node being generated selects, innermost last
+
+    def bound(instance, args, kwargs):
+        return _NODE.bind(*(args if instance is None else (instance, *args)), **kwargs)
+
+    def generator(wrapped, instance, args, kwargs):
+        _, node = bound(instance, args, kwargs)
+        stack = vars(generating).setdefault("stack", [])
+        stack.append(selects(node))
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    def evaluate(wrapped, instance, args, kwargs):
+        value = wrapped(*args, **kwargs)
+        stack = vars(generating).get("stack")
+        if stack:
+            adj, node = bound(instance, args, kwargs)
+            if stack[-1](node, value):
+                value = adj.load(value)
+        return value
+
+    journal.replace_item(visitors, node_type, journal.wrap(adjoint, name, generator))
+    journal.wrap(adjoint, "eval", evaluate)
