@@ -54,7 +54,7 @@ patch = Patch(
     fixed_in="13.4.0",
     issue="cupy/cupy#8538",
     fix="cupy/cupy#8538 (backport #8658)",
-    summary="cupy.random.Generator.random/uniform(dtype=float16) write float32 samples into a float16 buffer.",
+    summary="Generator.random and Generator.uniform with dtype=float16 write float32 samples into a float16 buffer.",
     module="cupy.random._generator_api",
 )
 

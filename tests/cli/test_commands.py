@@ -106,9 +106,9 @@ def test_patches_markdown_is_the_table_of_the_docs():
 
 
 def test_status_names_the_lowest_release_outside_every_patchs_range_for_each_installed_release(installed):
-    """CuPy 13.5.0 fixes 13.3.0's last bug but has ``cupy.asarray_blocking``'s (tests/catalogue/test_upgrades.py)."""
+    """CuPy 13.6.0 has bugs fixed only in 14.0.0 (tests/catalogue/test_upgrades.py)."""
     advice = command("gpushim", "status", env=installed).stdout.split("\n\nupgrades after which no patch is needed:\n")
-    assert advice[1].splitlines() == ["  cupy-cuda12x 13.3.0 -> 13.6.0", "  warp-lang 1.6.0 -> 1.16.0"]
+    assert advice[1].splitlines() == ["  cupy-cuda12x 13.3.0 -> 14.0.0", "  warp-lang 1.6.0 -> 1.16.0"]
 
 
 def test_status_says_when_no_release_outside_every_patchs_range_is_known_yet(tmp_path):
