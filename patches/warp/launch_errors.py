@@ -10,9 +10,12 @@ stale values a simulation or an optimiser carries on with.
 Fixed upstream.  NVIDIA/warp GH-1535, fixed by NVIDIA/warp@885967201 on main
 and its release-branch twin e08be5ca3 ("Surface CUDA launch errors"), first
 in 1.15.0: ``git tag --contains e08be5ca3`` gives v1.15.0 and v1.16.0; v1.14.0
-has no ``_raise_cuda_launch_error``.  The launcher's ``restype`` is
-``ctypes.c_size_t`` and it returns the ``CUresult`` in 1.0.0, 1.5.0
-(``cuda_launch_kernel``) and 1.9.1, 1.10.0, 1.14.0 (``wp_cuda_launch_kernel``).
+has no ``_raise_cuda_launch_error``, and v1.0.0's ``launch()`` and
+``Launch.launch`` call the launcher without looking at its result.  The
+launcher's ``restype`` is ``ctypes.c_size_t`` and it returns the
+``CUresult`` in 1.0.0, 1.5.0 (``cuda_launch_kernel``) and 1.9.1, 1.10.0,
+1.14.0 (``wp_cuda_launch_kernel``).  Run: 1.2.0, 1.3.1 and 1.14.0 show the
+bug, and patched give 1.15.0's outcomes.
 
 How the fix works.  1.15.0 checks the launcher's result where ``launch()``
 and ``Launch.launch`` call it and raises ``RuntimeError("Error launching
@@ -30,10 +33,15 @@ checks that the context module has ``Runtime``, ``launch`` and
 ``Launch.launch``; a native library without the launcher is left as
 released.
 
-Not backported.  1.15.0 also checks the launcher in the APIC loaded-graph
-replay (new in 1.15.0) and raises from the JAX FFI callback; with the patch
-the JAX callback raises the same RuntimeError, which that callback catches
-and prints, as 1.15.0's does.
+Not backported.  1.15.0 also checks the launch of an APIC loaded-graph
+replay, in the native library (``warp/native/apic.cu``).  Its JAX FFI callback raises the same
+RuntimeError, which the callback catches and returns to XLA as an error; with
+the patch that callback (``self.kernel`` and ``device`` in 1.14.0's) does
+the same.  One difference, read in the source and not run: 1.15.0 leaves the
+legacy JAX custom call (``warp/_src/jax/custom_call.py``) unchecked, where
+the patched launcher raises inside that ctypes callback, which Python reports
+on stderr ("Exception ignored on calling ctypes callback function") before
+carrying on as released.
 
 The probe.  Where a CUDA device is present, a kernel launched with a block
 of 2048 threads (more than any CUDA device allows) must raise; elsewhere the
