@@ -34,7 +34,7 @@ def test_needed_every_kernel_computes_the_offset_in_32_bits_without_gpushim():
 
 
 @pytest.mark.parametrize("prelude", ["import gpushim.auto\n" + PRELUDE, PRELUDE + "\nimport cupy, gpushim.auto"])
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_every_kernel_computes_the_offset_in_64_bits(prelude):
     sources, state = corpus_in_fresh_python(cub_reductions.__name__, patch, prelude)
     assert state == "applied"
@@ -42,7 +42,7 @@ def test_effective_every_kernel_computes_the_offset_in_64_bits(prelude):
     assert lines(sources, RELEASED) == []
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_nvrtc_compiles_the_patched_kernels():
     rejections = answer_in_fresh_python(
         f"{PRELUDE}\nimport gpushim.auto\nfrom tests.cupy.cub_reductions import rejections",
