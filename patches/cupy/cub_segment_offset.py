@@ -87,7 +87,7 @@ class _Handed(Exception):
 
 
 def traced_source(cupy, kernel, shape, dtype, axis):
-    """The source and options ``kernel`` (a CuPy reduction kernel) compiles for ``shape``/``dtype`` reduced along ``axis``.
+    """The source and options ``kernel``, a CuPy reduction kernel, compiles for ``shape``/``dtype`` along ``axis``.
 
     Taken after ``_compile_module_with_cache`` (and any wrapper of it), where CuPy
     would ask the device for its architecture.  ``_SimpleCubReductionKernel``'s
@@ -105,10 +105,8 @@ def traced_source(cupy, kernel, shape, dtype, axis):
         raise _Handed(source, options)
 
     memo = _cub_reduction._SimpleCubReductionKernel_get_cached_function
-    with (
-        mock.patch.object(_cub_reduction, "_SimpleCubReductionKernel_get_cached_function", memo.__wrapped__),
-        mock.patch.object(compiler, "_compile_with_cache_cuda", take),
-    ):
+    unmemoised = mock.patch.object(_cub_reduction, "_SimpleCubReductionKernel_get_cached_function", memo.__wrapped__)
+    with unmemoised, mock.patch.object(compiler, "_compile_with_cache_cuda", take):
         previous = cupy.cuda.get_allocator()
         if not device.cuda_present():
             cupy.cuda.set_allocator(untouched_memory(cupy))
