@@ -17,8 +17,10 @@ it compiles the kernel with NVRTC.  The template has had the line since
 Fixed upstream.  cupy/cupy#9248 (merged as 5b9d9f4a8, in v14.0.0rc1),
 backported as #9254 (merge dc1536e37); ``git tag --contains dc1536e37`` gives
 v13.6.0 alone of the 13 series.  The line is in v12.0.0, v13.0.0 and v13.5.1's
-template and not in v13.6.0's or v14.0.0's; the installed 13.5.1 and 13.6.0
-wheels generate the old and the new line (``tests/cupy/test_cub_segment_offset.py``).
+template and not in v13.6.0's or v14.0.0's.  The wheels of 13.1.0 and 13.5.1
+generate the old line and 13.6.0's the new one; patched, 13.1.0 and 13.5.1
+generate 13.6.0's kernels to the letter (``tests/cupy/test_cub_segment_offset.py``).
+CuPy 12 cannot import without a CUDA driver: its range is read from git.
 
 How the fix works.  13.6.0 widens ``blockIdx.x`` to ``size_t`` before the
 multiplication.  The template is a string inside the compiled
