@@ -1,7 +1,7 @@
 """A Dask job, run by tests/dask/test_recipe.py: two tasks on a local cluster of worker processes.
 
 ``config`` on its command line activates gpushim in the workers the way the
-README's recipe does in Python, with Dask's worker preload set in its config
+recipe of docs/dask.md does in Python, with Dask's worker preload set in its config
 before the cluster starts; ``environment`` leaves that to the
 ``DASK_DISTRIBUTED__WORKER__PRELOAD`` variable the test sets; ``plain`` does
 neither.  Each task runs in a worker process of its own, imports Warp (on the

@@ -1,4 +1,4 @@
-"""The README's Dask recipe, on a real local cluster of worker processes with a real Warp release.
+"""The Dask recipe of docs/dask.md, on a real local cluster of worker processes with a real Warp release.
 
 tests/dask/job.py starts a ``LocalCluster`` of two worker processes on this
 machine (loopback only) and runs one task on each, which imports Warp and
