@@ -132,12 +132,11 @@ def test_effective_cupy_s_entry_points_go_through_the_wrapper(this_patch):
 
 
 @GATE.unaffected_only
-def test_harmless_not_affected_and_array_is_cupys_own(gpushim_patched):
-    from cupy import _core
-
+def test_harmless_not_affected_and_nothing_of_it_is_in_place(gpushim_patched):
+    """``_core.array`` may be another patch's wrapper (``cupy.asarray_blocking`` on 13.5.x), never this one's."""
     state = next(r for r in gpushim_patched.status() if r["id"] == patch.id)["state"]
     assert state == "not-affected"
-    assert not is_wrapper(_core.array)
+    assert gpushim_patched.registry().journal(patch.id) is None
 
 
 @GATE.recorded_only
