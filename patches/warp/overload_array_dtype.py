@@ -84,6 +84,7 @@ def _apply(warp, journal):
 def _probe():
     import typing
 
+    import numpy
     import warp
 
     warp.config.quiet = True
@@ -101,9 +102,10 @@ def _probe():
 
     overloaded.__annotations__ = {"a": warp.array(dtype=typing.Any), "b": warp.array(dtype=typing.Any)}
     kernel = warp.kernel(overloaded)
-    vectors = [warp.array([(2.0, 3.0, 4.0)], dtype=warp.vec3, device="cpu") for _ in range(2)]
+    # From float32 NumPy arrays, which even Warp 1.2 under NumPy 2 converts without a copy.
+    vectors = [warp.array(numpy.array([[2.0, 3.0, 4.0]], numpy.float32), dtype=warp.vec3, device="cpu")] * 2
     warp.launch(kernel, dim=1, inputs=vectors, device="cpu")
-    a, b = (warp.array([value], dtype=float, device="cpu") for value in (5.0, 6.0))
+    a, b = (warp.array(numpy.array([value], numpy.float32), dtype=float, device="cpu") for value in (5.0, 6.0))
     try:
         warp.launch(kernel, dim=1, inputs=[a, b], device="cpu")
     except Exception as error:  # noqa: BLE001 - the release's refusal is the bug

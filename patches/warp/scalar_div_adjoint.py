@@ -28,7 +28,10 @@ kernel or function that divides differs while the patch is applied.
 
 Not backported.  1.9.0's unrelated change to ``adj_svd2`` in the same
 commit, which only splits an expression.  The released vector adjoint's
-``FP_CHECK`` assertion, compiled only in Warp's own debug builds.
+``FP_CHECK`` assertion, compiled only in Warp's own debug builds.  Warp
+1.0 to 1.2 have the bug too, but declare their builtins' generic argument
+types as TypeVars, which the overlay's renaming cannot read yet: there
+status says ``not-backported``.
 
 The probe.  The tape's gradient of ``sum(s / v)`` on the CPU at ``s = 2``,
 ``v = (1, 2, 4)``, which must be ``1.75`` for ``s``.
@@ -43,8 +46,9 @@ from gpushim.patches.warp._overlay import builtin_overloads, overlay
 
 patch = Patch(
     id="warp.scalar_div_adjoint",
-    affected="<1.8.1",
+    affected=">=1.3.0,<1.8.1",
     fixed_in="1.8.1",
+    not_backported={">=1.0.0,<1.3.0": "the overlay cannot yet rename Warp 1.2's builtin overloads (TypeVar types)"},
     issue="NVIDIA/warp#831",
     fix="NVIDIA/warp@605b71c43",
     summary="The gradient of a scalar divided by a vector, matrix or quaternion has the wrong sign and values.",

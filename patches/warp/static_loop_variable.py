@@ -140,6 +140,8 @@ def _probe():
 
     import warp
 
+    if not hasattr(warp, "static"):
+        return None  # before 1.4.0 there is no wp.static, and so no such bug
     warp.config.quiet = True
     warp.init()
 

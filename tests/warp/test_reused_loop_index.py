@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.reused_loop_index import patch
 from tests.support import corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
@@ -249,10 +248,9 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
 
 
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_loop_generators_stay_the_releases(gpushim_patched):
-    adjoint = codegen_and_context(warp)[0].Adjoint
-    for name in ("emit_While", "emit_For", "begin_for", "materialize_redefinitions"):
-        assert not hasattr(vars(adjoint)[name], "__wrapped__"), name
+def test_harmless_outside_the_range_nothing_of_it_is_in_place(gpushim_patched):
+    """Warp's loop generators may be other patches' wrappers (``warp.while_condition_load`` before 1.4), not its."""
+    assert gpushim_patched.registry().journal(patch.id) is None
 
 
 @GATE.recorded_only
