@@ -14,7 +14,7 @@ cupy = pytest.importorskip("cupy")
 import numpy
 
 from gpushim.patches.cupy.reduction_complex_warning import patch
-from tests.support import gate
+from tests.support import gate, record_faithful
 
 GATE = gate(patch)
 
@@ -45,6 +45,7 @@ def test_faithful_the_warning_is_numpy_2_s_complexwarning(gpushim_patched):
     """What ``_reduction`` warns with: the view's class where patched, ``cupy.exceptions``' in 13.4.0."""
     warns_with = reduction().numpy.ComplexWarning if GATE.affected else cupy.exceptions.ComplexWarning
     assert warns_with is numpy.exceptions.ComplexWarning
+    record_faithful(patch, {"warns with": f"{warns_with.__module__}.{warns_with.__qualname__}"})
 
 
 @GATE.unaffected_only

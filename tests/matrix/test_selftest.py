@@ -17,6 +17,7 @@ VERDICT_OF_STATE = {
     "not-affected": "not-needed",
     "not-installed": "skipped: not-installed",
     "opt-in": "skipped: opt-in",
+    "not-backported": "cannot-run",
 }
 
 
