@@ -3,8 +3,8 @@
 Also the figures of ``docs/performance.md``: each block there names the cell
 and the benchmark whose last output it shows.
 
-Per cell and patch: its state, whether the probe showed the bug without
-gpushim (needed) and not with it (effective), whether its recorded outcomes
+Per cell and patch: its state, whether the contract's probe showed the bug
+without gpushim (needed) and not with it (effective), whether its recorded outcomes
 equal the reference release's (faithful), and whether an unaffected release
 was left alone with its tests passing (harmless); and that patch's GPU tests
 in the cell's last run on a device, as its record in ``matrix/gpu-runs/``
@@ -72,29 +72,51 @@ def _faithful(id: str, cell: str, release: str, state: str, references: dict[str
     return f"= {references[id]}" if same else f"DIFFERS from {references[id]}"
 
 
-def _selftest_cells(verdict: str | None) -> tuple[str, str]:
-    return {
-        "effective": ("yes", "yes"),
-        "needed": ("yes", "NO"),
-        "not-needed": ("no", "-"),
-    }.get(verdict or "", ("-", "-"))
+def _contract_outcomes(path: Path) -> dict[tuple[str, str], list[str]]:
+    """The outcomes of the contract's checks in one cell's junit file, by check and patch id."""
+    outcomes: dict[tuple[str, str], list[str]] = {}
+    if not path.exists():
+        return outcomes
+    for case in ElementTree.parse(path).getroot().iter("testcase"):
+        check, _, parameters = case.get("name", "").partition("[")
+        if "test_contract" not in case.get("classname", "") or not parameters:
+            continue
+        id = parameters.rstrip("]").split("-")[0]
+        failed = case.find("failure") is not None or case.find("error") is not None
+        outcome = "failed" if failed else "skipped" if case.find("skipped") is not None else "passed"
+        outcomes.setdefault((check, id), []).append(outcome)
+    return outcomes
+
+
+def _needed_and_effective(outcomes: dict[tuple[str, str], list[str]], id: str, state: str) -> tuple[str, str]:
+    """Whether the contract found the bug without gpushim, and gone with it, for ``id`` in state ``state``.
+
+    A check it skipped (the probe is asked only in and next to its range) says nothing: ``-``.
+    """
+    needed = outcomes.get(("test_needed_the_probe_shows_the_bug_without_gpushim_exactly_where_it_applies", id), [])
+    effective = outcomes.get(("test_effective_with_gpushim_before_or_after_the_target", id), [])
+    has_bug = state in ("applied", "opt-in", "not-backported")
+    said = {"passed": "yes" if has_bug else "no", "failed": "NOT AS DECLARED"}.get(needed[0] if needed else "", "-")
+    if "failed" in effective:
+        return said, "NO"
+    return said, "yes" if state in ("applied", "opt-in") and "passed" in effective else "-"
 
 
 def rows() -> list[tuple[str, ...]]:
     references, runs = load_references(), gpu_runs()
     table = []
     for cell in load_cells():
-        states, selftest = saved(cell, "states"), saved(cell, "selftest")
+        states = saved(cell, "states")
         tests, passed = _tests(CELLS_DIR / f"{cell}.xml")
         if states is None:
             table.append((cell, "-", "did not run", "-", "-", "-", "-", tests, _gpu(runs.get(cell), None)))
             continue
-        verdicts = {result["id"]: result["verdict"] for result in selftest or []}
+        outcomes = _contract_outcomes(CELLS_DIR / f"{cell}.xml")
         for record in states["records"]:
             if record["state"] == "not-installed":
                 continue
             release = f"{record['distribution']}-{record['installed_version']}"
-            needed, effective = _selftest_cells(verdicts.get(record["id"]))
+            needed, effective = _needed_and_effective(outcomes, record["id"], record["state"])
             untouched = record["state"] in ("not-affected", "not-backported")
             harmless = ("yes" if passed else "NO") if untouched else "-"
             faithful = _faithful(record["id"], cell, release, record["state"], references)

@@ -4,9 +4,11 @@ A probe (a patch's minimal reproduction) runs in an interpreter of its
 own making, never in the caller's: the caller imports no target and creates
 no CUDA context.  Importing the library is most of a probe's cost, so one
 interpreter asks every probe it is given, in one :class:`Mode`.  When that
-interpreter does not end cleanly (a probe crashed it, say), its answers are
-discarded and each probe is asked again in an interpreter of its own, where
-dying counts as the bug showing.
+interpreter ends before every probe answered (a probe crashed it, say), the
+answers it gave are kept, the probe it was asking is asked again in an
+interpreter of its own, where dying counts as the bug showing, and the ones
+after it in one interpreter again.  One that fails after every probe answered
+(a crash at exit) cannot say whose it was: each probe is asked alone.
 
 A probe answers through a file named to its interpreter, one JSON line per
 probe, never through standard output: libraries write there (Warp prints a
@@ -138,18 +140,33 @@ def ask(
     switches: Optional[dict[str, str]] = None,
     say: Optional[Callable[[str], None]] = None,
 ) -> dict[str, dict]:
-    """The answers of the probes of ``ids`` in ``mode``: one interpreter for them all, one each if that one fails.
+    """The answers of the probes of ``ids`` in ``mode``: one interpreter for them all, unless one of them kills it.
 
     ``switches`` are the ``GPUSHIM_*`` variables the interpreters get;
-    ``say`` hears why the probes are asked again one by one.
+    ``say`` hears why probes are asked again.
     """
-    if len(ids) > 1:
-        found, trouble, _, _ = _interpreter(mode, ids, switches or {})
+    switches = switches or {}
+    found: dict[str, dict] = {}
+    unanswered = list(ids)
+    while len(unanswered) > 1:
+        answered, trouble, _, _ = _interpreter(mode, unanswered, switches)
         if not trouble:
-            return found
+            found.update(answered)
+            break
+        if len(answered) == len(unanswered):
+            if say:
+                say(f"{trouble} after every probe answered; asking each in an interpreter of its own")
+            break
+        found.update(answered)
+        unanswered = [id for id in unanswered if id not in answered]
         if say:
-            say(f"{trouble}; running each probe in an interpreter of its own")
-    return {id: _in_an_interpreter_of_its_own(mode, id, switches or {}) for id in ids}
+            say(f"{trouble} at {unanswered[0]}; asking it in an interpreter of its own, and the probes after it again")
+        found[unanswered[0]] = _in_an_interpreter_of_its_own(mode, unanswered[0], switches)
+        unanswered = unanswered[1:]
+    for id in ids:
+        if id not in found:
+            found[id] = _in_an_interpreter_of_its_own(mode, id, switches)
+    return {id: found[id] for id in ids}
 
 
 def _in_an_interpreter_of_its_own(mode: Mode, id: str, switches: dict[str, str]) -> dict:

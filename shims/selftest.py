@@ -27,9 +27,9 @@ bug is there with gpushim as without, so its verdict is ``cannot-run``,
 with the reason ``gpushim status`` gives.
 
 The probes run through :mod:`gpushim.probing`, the contract's runner too:
-when an interpreter does not end cleanly (a probe crashed it, say), each of
-its probes runs again in an interpreter of its own, where dying counts as
-the bug showing.
+when an interpreter ends before every probe answered (a probe crashed it,
+say), the probe it was asking runs again in an interpreter of its own, where
+dying counts as the bug showing, and the probes after it in one again.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ step (``tests/matrix``, with ``matrix/cells.py``) compares with the first fixed 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -59,19 +60,45 @@ class Gate:
 
 def affected_ends(patch: Patch, distribution: str) -> set[str]:
     """The lowest and highest release of ``distribution`` that a cell of the matrix installs in ``patch``'s range."""
-    from packaging.utils import canonicalize_name
     from packaging.version import Version
 
     from gpushim.releases import is_affected
 
-    versions = []
-    for cell in load_cells().values():
-        for requirement in cell["install"]:
-            name, _, version = requirement.partition("==")
-            if canonicalize_name(name) == canonicalize_name(distribution) and is_affected(version, patch.affected):
-                versions.append(Version(version))
-    versions.sort()
-    return {str(versions[0]), str(versions[-1])} if versions else set()
+    versions = sorted(
+        (version for version in _matrix_releases(distribution) if is_affected(version, patch.affected)), key=Version
+    )
+    return {versions[0], versions[-1]} if versions else set()
+
+
+def probed_releases(patch: Patch, distribution: str, installed: str) -> set[str]:
+    """The releases where the contract asks ``patch``'s probe: those in its range, affected or not backported, and
+    the ones next to them among the matrix's releases of ``distribution`` and the ``installed`` one.
+
+    A probe tells something at its range's releases and just outside its ends;
+    further out it repeats what the release next to the end showed, at the
+    cost of an interpreter importing the target in each of four ways.
+    """
+    from packaging.version import Version
+
+    from gpushim.releases import is_affected
+
+    specifiers = [patch.affected, *patch.not_backported]
+    releases = sorted({*_matrix_releases(distribution), installed}, key=Version)
+    inside = [any(is_affected(release, specifier) for specifier in specifiers) for release in releases]
+    return {release for index, release in enumerate(releases) if any(inside[max(index - 1, 0) : index + 2])}
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_releases(distribution: str) -> list[str]:
+    """Every release of ``distribution`` that a cell of the matrix installs."""
+    from packaging.utils import canonicalize_name
+
+    return [
+        version
+        for cell in load_cells().values()
+        for name, _, version in (requirement.partition("==") for requirement in cell["install"])
+        if canonicalize_name(name) == canonicalize_name(distribution)
+    ]
 
 
 def gate(patch: Patch) -> Gate:

@@ -285,8 +285,9 @@ def test_a_probe_that_kills_the_interpreter_shows_the_bug(results):
     assert results["two.crash"]["without"] == f"the interpreter died of signal {int(signal.SIGKILL)}"
 
 
-def test_one_interpreter_per_library_and_state_and_one_per_probe_after_a_crash(run):
-    """synthone: without, with. synthtwo: without (killed), each probe alone, with; the two libraries at once."""
+def test_one_interpreter_per_library_and_state_and_after_a_crash_one_for_the_probe_that_crashed_it(run):
+    """synthone: without, with. synthtwo: without (killed at two.crash, two.noisy answered), two.crash alone, with;
+    the two libraries at once."""
     interpreters = defaultdict(list)
     for line in run[1]:
         pid, id = line.split()
@@ -296,7 +297,7 @@ def test_one_interpreter_per_library_and_state_and_one_per_probe_after_a_crash(r
         by_library[ids[0].split(".")[0]].append(ids)
     assert by_library == {
         "one": [["one.compute", "one.size", "one.fine"], ["one.compute", "one.size"]],
-        "two": [["two.noisy", "two.crash"], ["two.noisy"], ["two.crash"], ["two.crash"]],
+        "two": [["two.noisy", "two.crash"], ["two.crash"], ["two.crash"]],
     }
 
 
@@ -308,8 +309,8 @@ def test_progress_goes_to_standard_error(run):
         "gpushim selftest: synthone 1.5.0: 2 probes with the patches ...",
         "gpushim selftest: synthone 1.5.0: 0 of 2 showed the bug with (T s)",
         "gpushim selftest: synthtwo 2.0.0: 2 probes, each without its patch ...",
-        f"gpushim selftest: the interpreter died of signal {int(signal.SIGKILL)}; "
-        "running each probe in an interpreter of its own",
+        f"gpushim selftest: the interpreter died of signal {int(signal.SIGKILL)} at two.crash; "
+        "asking it in an interpreter of its own, and the probes after it again",
         "gpushim selftest: synthtwo 2.0.0: 1 of 2 showed the bug without (T s)",
         "gpushim selftest: synthtwo 2.0.0: 1 probe with the patches ...",
         "gpushim selftest: synthtwo 2.0.0: 0 of 1 showed the bug with (T s)",

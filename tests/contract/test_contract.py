@@ -3,9 +3,13 @@
 The checks are :class:`gpushim.testing.Contract`'s, the same that a
 distribution adding patches runs on its own; the state each patch must
 reach is derived from its declaration and the cell's installed releases.
+A patch's probe is asked in the cells of its range and in those next to its
+ends; in the others its checks that need no probe run.
 """
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 
@@ -13,6 +17,7 @@ import gpushim
 from gpushim.states import APPLIED
 from gpushim.testing import GPUSHIM_FIRST, WITHOUT, Contract, installed_ids
 from tests.gpu import on_gpu
+from tests.support import probed_releases
 
 if not installed_ids():
     pytest.skip("no target of any patch is installed", allow_module_level=True)
@@ -30,6 +35,9 @@ class TestContract(Contract):
         array = warp.zeros(3, dtype=warp.float32, device="cpu")
         return {type(array): array}
 
+    def unprobed_because(self, id):
+        return unprobed_because(id)
+
     @on_gpu
     def test_on_a_device_the_probes_give_the_same_verdicts(self, id, expected):
         """Where a device is present the probes use its memory (``gpushim.device``): needed and effective still hold.
@@ -41,3 +49,15 @@ class TestContract(Contract):
         bug, _ = self.probe(id, WITHOUT)
         assert (bug is not None) == (expected == APPLIED), bug
         assert self.probe(id, GPUSHIM_FIRST) == (None, expected)
+
+
+@functools.lru_cache(maxsize=None)
+def unprobed_because(id: str) -> str:
+    """The probes are asked in the cells of their range and next to its ends (:func:`probed_releases`)."""
+    record = gpushim.record(id)
+    distribution, installed = record["distribution"], record["installed_version"]
+    if installed is None or installed in probed_releases(gpushim.registry()[id], distribution, installed):
+        return ""
+    return (
+        f"{distribution} {installed} is neither in the range of {id} nor next to it: the cells that are ask its probe"
+    )

@@ -1,6 +1,7 @@
-"""The self-test tells what the contract proved: in each cell, every applied patch effective, every other not needed.
+"""The self-test tells what the contract proved: in each demo cell, every applied patch effective, every other not
+needed.
 
-Each cell saved the states its patches reached (``matrix.cell_states``) and
+Each demo cell saved the states its patches reached (``matrix.cell_states``) and
 what ``gpushim selftest --json`` found there; the self-test is what a user
 runs on an install, so the two must agree, patch by patch.  A probe that needs what the cell lacks
 (``warp.cuda13_device_uuid`` a CUDA 13 driver) says ``cannot-run``: no verdict, as the contract skips it.
