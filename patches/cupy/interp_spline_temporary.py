@@ -43,6 +43,8 @@ needed.
 
 from __future__ import annotations
 
+import contextlib
+
 from gpushim import Patch, TargetMismatch, expect, expect_same
 from gpushim.patches.cupy._numpy_view import numpy_view
 from gpushim.patches.cupy._on_numpy import import_cupyx, numpy_for_cupy
@@ -119,15 +121,18 @@ def _solve(matrix, rhs):
     raise Stop({"solve rhs": rhs})
 
 
-def on_numpy(bspline2):
-    """``_bspline2``'s ``make_interp_spline`` on NumPy arrays for a ``with`` block, up to its first ``d_boor``
-    launch or its solve, which raise :class:`Stop` with the temporary's size and what the kernel writes, or
-    the right-hand side; ``find_interval`` does nothing.  Changes the module for every thread, as
-    :func:`numpy_for_cupy` does."""
+@contextlib.contextmanager
+def on_numpy(interpolate):
+    """``make_interp_spline`` on NumPy arrays for a ``with`` block, up to its first ``d_boor`` launch or its solve,
+    which raise :class:`Stop` with the temporary's size and what the kernel writes, or the right-hand side;
+    ``find_interval`` does nothing.  ``_bspline2`` and ``_bspline`` (whose helpers 14.x calls) read ``cupy``
+    as NumPy, for every thread, as :func:`numpy_for_cupy` has it."""
     import numpy
 
     cupy = numpy_view(numpy, {"float_": numpy.float64, "complex_": numpy.complex128})  # NumPy 2 lost both
-    return numpy_for_cupy(bspline2, cupy=cupy, BSpline=_StandInBSpline, _get_module_func=_kernel, spsolve=_solve)
+    stand_ins = {"BSpline": _StandInBSpline, "_get_module_func": _kernel, "spsolve": _solve}
+    with numpy_for_cupy(interpolate._bspline, cupy=cupy), numpy_for_cupy(interpolate._bspline2, cupy=cupy, **stand_ins):
+        yield
 
 
 @patch.prober
@@ -138,7 +143,7 @@ def _probe():
     interpolate = import_cupyx("cupyx.scipy.interpolate")
     x = numpy.arange(4.0)
     try:
-        with on_numpy(interpolate._bspline2):
+        with on_numpy(interpolate):
             interpolate.make_interp_spline(x, x, k=3, bc_type="clamped")
     except Stop as stop:
         got = stop.args[0].get("d_boor temporary")
