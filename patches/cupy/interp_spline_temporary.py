@@ -83,7 +83,8 @@ def _apply(interpolate, journal):
     released = expect(interpolate, "_bspline2.make_interp_spline", types.FunctionType)
     owners = [interpolate, interpolate._bspline2, expect(interpolate, "_rgi", types.ModuleType)]
     for owner in owners:
-        expect_same(expect(owner, "make_interp_spline"), released, f"{owner.__name__}.make_interp_spline", "_bspline2's")
+        found = expect(owner, "make_interp_spline")
+        expect_same(found, released, f"{owner.__name__}.make_interp_spline", "_bspline2's")
     fixed = recompiled(released, _sized_as_fixed)
 
     def make_interp_spline(wrapped, instance, args, kwargs):

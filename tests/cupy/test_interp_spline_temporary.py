@@ -63,7 +63,7 @@ KNOTS = {
 
 
 def cases():
-    """``{case: (x, y, k, t, bc_type)}``: degrees, points, conditions and ordinates on default knots, and given knots."""
+    """``{case: (x, y, k, t, bc_type)}``: degrees, points, conditions and ordinates on default knots; given knots."""
     found = {}
     for k in DEGREES:
         for n in POINTS:
