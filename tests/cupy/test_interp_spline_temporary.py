@@ -79,7 +79,11 @@ def cases():
 def described(found):
     """JSON of what a case gives: arrays as shape, dtype and each value's repr."""
     if isinstance(found, numpy.ndarray):
-        return {"shape": list(found.shape), "dtype": str(found.dtype), "values": [repr(v) for v in found.ravel()]}
+        return {
+            "shape": list(found.shape),
+            "dtype": str(found.dtype),
+            "values": [repr(v) for v in found.ravel().tolist()],
+        }
     if isinstance(found, dict):
         return {key: described(value) for key, value in found.items()}
     return found
