@@ -5,18 +5,18 @@ bc_type=...)`` with derivatives at the ends computes each boundary row with
 the ``d_boor`` kernel, which keeps the ``k + 1`` B-spline values and ``k``
 saved values of its recursion in a scratch array: it writes ``2k + 1``
 float64.  The function hands it ``temp = cupy.zeros((nt,))``, ``nt`` the
-number of coefficients, ``n + nleft + nright``: shorter than ``2k + 1``
-wherever ``n < k + 2 - nleft - nright`` with the default knots, such as four
-points and ``k=3, bc_type="clamped"`` (48 bytes for 56 written), and with
-knots of the caller's.  CuPy's memory pool rounds every block to 512 bytes,
-so up to ``k = 31`` what is written lands in the temporary's own block; from
-``k = 32`` (520 bytes written) it lands in whatever the pool put after it,
-with any allocator that does not round it lands there at once.  Where ``nt <
-k + 1`` (one point), the boundary row then reads ``temp[:k+1]``, ``nt``
-values, and the assignment raises ``ValueError``.  CuPy 12.0.0 to 13.2.0 do
-this: the allocation came with f2a795f52 ("use CSR format arrays / spsolve",
-first in v12.0.0), and 12.x has the function of 13.2.0 but for comments and
-NumPy 2's import (read from git: 12.x cannot import without a driver).
+number of coefficients: with the default knots ``n + k - 1`` for ``n``
+points, shorter than ``2k + 1`` wherever ``n < k + 2``, such as four points
+and ``k=3, bc_type="clamped"`` (48 bytes for 56 written), and with knots of
+the caller's as short as ``n + nleft + nright``.  CuPy's memory pool rounds
+every block up to a multiple of 512 bytes, so up to ``k = 31`` what is
+written past ``temp`` lands in its own block; from ``k = 32`` (520 bytes
+written) it lands in whatever the pool put after that block, and with an
+allocator that does not round, in whatever lies after ``temp``.  CuPy
+12.0.0 to 13.2.0 do this: the allocation came with f2a795f52 ("use CSR
+format arrays / spsolve", first in v12.0.0), and 12.x has the function of
+13.2.0 but for comments (read from git: 12.x cannot import without a
+driver).
 
 Fixed upstream.  cupy/cupy#8388, backported as #8390, released in 13.3.0,
 which allocates ``2 * k + 1`` elements: ``git tag --contains ec30ddd75``
