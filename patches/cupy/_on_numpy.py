@@ -29,15 +29,22 @@ def numpy_for_cupy(module, **globals_):
 
 
 def import_signal():
-    """``cupyx.scipy.signal``, or :class:`gpushim.ProbeCannotRun` naming what its import lacks here.
+    """``cupyx.scipy.signal``, or :class:`gpushim.ProbeCannotRun` naming what its import lacks here."""
+    return import_cupyx("cupyx.scipy.signal")
 
-    It loads CuPy's cuBLAS module (13.x) or cuSPARSE (14.x), which need CUDA
-    libraries that a machine without a CUDA toolkit has only as wheels.
+
+def import_cupyx(name):
+    """The module ``name`` of ``cupyx.scipy``, or :class:`gpushim.ProbeCannotRun` naming what its import lacks here.
+
+    ``signal`` and ``interpolate`` load CuPy's cuBLAS module (13.x) or
+    cuSPARSE (14.x), which need CUDA libraries that a machine without a CUDA
+    toolkit has only as wheels.
     """
+    import importlib
+
     from gpushim import ProbeCannotRun
 
     try:
-        import cupyx.scipy.signal
+        return importlib.import_module(name)
     except ImportError as error:
-        raise ProbeCannotRun(f"cupyx.scipy.signal cannot be imported here: {error}") from error
-    return cupyx.scipy.signal
+        raise ProbeCannotRun(f"{name} cannot be imported here: {error}") from error

@@ -17,17 +17,17 @@ three elements) still raises in 1.9.1, as before.  Checked: ``git tag
 shape ``(0,)``.
 
 How the fix works.  The backport runs 1.9.1's two comparisons in the
-release's own method: it reads the source of ``array.__getitem__`` from the
-installed Warp, requires exactly one ``stop < 1 or stop > self.shape[idx]``
-and one ``stop <= start``, turns them into ``stop < 0 or ...`` and ``stop <
-start`` in the syntax tree, and compiles the method again in
-``warp.types``'s namespace, under its file name and line numbers, so
-tracebacks point at Warp's source.  Every other statement is the release's,
-so views, gradients, indexed arrays and error messages are those of 1.9.1
-wherever the release's method was 1.9.1's in all but those comparisons
-(every 1.x since 1.0).  ``__getitem__`` is wrapped to call the recompiled
-method.  Anything else in place of those comparisons, or a method whose
-source cannot be read, is a TargetMismatch.
+release's own method (``gpushim.source.recompiled``): it reads the source of
+``array.__getitem__`` from the installed Warp, requires exactly one ``stop <
+1 or stop > self.shape[idx]`` and one ``stop <= start``, turns them into
+``stop < 0 or ...`` and ``stop < start`` in the syntax tree, and compiles
+the method again in ``warp.types``'s namespace, under its file name and
+line numbers, so tracebacks point at Warp's source.  Every other
+statement is the release's, so views, gradients, indexed arrays and error
+messages are those of 1.9.1 wherever the release's method was 1.9.1's in
+all but those comparisons (every 1.x since 1.0).  ``__getitem__`` is
+wrapped to call the recompiled method.  Anything else in place of those
+comparisons, or a method whose source cannot be read, is a TargetMismatch.
 
 Not backported.  1.9.1's other changes.  Empty slices reach kernels as arrays
 of size 0, as in 1.9.1.  An empty view of a CUDA array keeps an address, so
@@ -83,39 +83,23 @@ def _is_name(node, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _relaxed_getitem(getitem, namespace: dict):
-    """``getitem`` compiled again from its source with 1.9.1's checks of a slice's stop."""
-    import ast
-    import inspect
-    import textwrap
-
-    try:
-        lines, first_line = inspect.getsourcelines(getitem)
-        filename = inspect.getsourcefile(getitem)
-    except (OSError, TypeError):
-        raise TargetMismatch("the source of warp.types.array.__getitem__ cannot be read") from None
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first_line - 1)
+def _relaxed_checks(tree) -> None:
+    """1.9.1's checks of a slice's stop in the syntax tree of ``array.__getitem__``, each found exactly once."""
     rewriter = _RelaxEmptySliceChecks()
     rewriter.visit(tree)
     if rewriter.rewritten != {"stop < 1": 1, "stop <= start": 1}:
         raise TargetMismatch(f"array.__getitem__ checks a slice's stop otherwise than 1.9.0: {rewriter.rewritten}")
-    if getitem.__code__.co_freevars or getitem.__defaults__ or getitem.__kwdefaults__:
-        raise TargetMismatch("array.__getitem__ has a closure or defaults, which recompiling would lose")
-    scope: dict = {}
-    exec(compile(tree, filename or "<warp.types>", "exec"), namespace, scope)
-    relaxed = scope[getitem.__name__]
-    relaxed.__qualname__ = getitem.__qualname__
-    return relaxed
 
 
 @patch.applier
 def _apply(warp, journal):
     import types
 
+    from gpushim.source import recompiled
+
     array = expect(warp, "types.array", type)
     getitem = expect(array, "__getitem__", types.FunctionType, own=True)
-    relaxed = _relaxed_getitem(getitem, vars(warp.types))
+    relaxed = recompiled(getitem, _relaxed_checks)
 
     def getitem_wrapper(wrapped, instance, args, kwargs):
         if instance is None:
