@@ -1,4 +1,4 @@
-"""``wp.bvh_get_group_root`` and ``wp.mesh_get_group_root`` reach into later groups where group ids skip a number (Warp 1.11.0 to 1.15.x).
+"""``wp.bvh_get_group_root`` and ``wp.mesh_get_group_root`` reach into later groups where ids skip one (Warp 1.11-1.15).
 
 What breaks.  ``bvh_get_group_root`` of ``native/bvh.h`` finds a group's
 last leaf as the one before the first leaf of group ``id + 1``; where no
@@ -45,7 +45,7 @@ patch = Patch(
     fixed_in="1.16.0",
     issue="NVIDIA/warp#1612",
     fix="NVIDIA/warp@43429523b",
-    summary="wp.bvh_get_group_root and wp.mesh_get_group_root with sparse group ids return roots that reach later groups.",
+    summary="wp.bvh_get_group_root and wp.mesh_get_group_root return roots that reach later groups where ids skip one.",
 )
 
 # Mixed into the hash of every adjoint that asks for a group root; a change to the code below must change it.
