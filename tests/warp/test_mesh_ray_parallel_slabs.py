@@ -110,6 +110,7 @@ import numpy as np
 import warp
 
 warp.config.quiet = False  # Warp says whether it compiled the module or found it in the cache
+warp.init()
 
 
 @warp.kernel
