@@ -1,4 +1,4 @@
-"""``wp.mesh_query_ray`` misses a mesh when an axis-aligned ray starts on a face of a BVH node's box (Warp 1.x up to 1.14.x).
+"""``wp.mesh_query_ray`` misses a mesh when an axis-aligned ray starts on a face of a BVH node's box (Warp < 1.15).
 
 What breaks.  ``mesh_query_ray`` of ``native/mesh.h`` walks the mesh's BVH
 with a slab test that multiplies each box's distance from the start by ``1 /
@@ -44,7 +44,7 @@ import re
 
 from gpushim import Patch, TargetMismatch
 from gpushim.patches.warp._codegen import codegen_and_context
-from gpushim.patches.warp._overlay import builtin_overloads, native_header, overlay
+from gpushim.patches.warp._overlay import builtin_overloads, calling, native_header, overlay
 
 patch = Patch(
     id="warp.mesh_ray_parallel_slabs",
@@ -140,15 +140,8 @@ def corrected(source: str, names) -> str:
             raise TargetMismatch(f"no {name} of warp/native/mesh.h holds the box test widened by eps")
         functions += [(offset, calls.sub(r"gpushim_\1(", text)) for offset, text, _ in replaced]
     adjoints = [_ADJOINT.format(name=name) for name in names]
-    return "namespace wp\n{" + _SLABS + "".join(text + "\n" for _, text in sorted(functions)) + "".join(adjoints) + "}\n"
-
-
-def _casts_rays(tree) -> bool:
-    import ast
-
-    return any(
-        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in _BUILTINS
-        for node in ast.walk(tree)
+    return (
+        "namespace wp\n{" + _SLABS + "".join(text + "\n" for _, text in sorted(functions)) + "".join(adjoints) + "}\n"
     )
 
 
@@ -158,7 +151,7 @@ def _apply(warp, journal):
     names = [name for name in _BUILTINS if name in context.builtin_functions]
     code = corrected(native_header(warp, "mesh.h"), names)
     renamed = [(function, f"gpushim_{name}") for name in names for function in builtin_overloads(context, name, bool)]
-    overlay(warp, journal, expects={}, code=code, renamed=renamed, salt=_HASH_SALT, changes=_casts_rays)
+    overlay(warp, journal, expects={}, code=code, renamed=renamed, salt=_HASH_SALT, changes=calling(*names))
 
 
 @patch.prober

@@ -37,7 +37,7 @@ from __future__ import annotations
 from gpushim import Patch
 from gpushim.overlay import NativeFunction
 from gpushim.patches.warp._codegen import codegen_and_context
-from gpushim.patches.warp._overlay import builtin_overloads, overlay
+from gpushim.patches.warp._overlay import builtin_overloads, calling, overlay
 
 patch = Patch(
     id="warp.sparse_group_root",
@@ -98,22 +98,13 @@ CUDA_CALLABLE inline void adj_gpushim_mesh_get_group_root(uint64_t, int, uint64_
 _BUILTINS = ("bvh_get_group_root", "mesh_get_group_root")
 
 
-def _asks_group_roots(tree) -> bool:
-    import ast
-
-    return any(
-        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in _BUILTINS
-        for node in ast.walk(tree)
-    )
-
-
 @patch.applier
 def _apply(warp, journal):
     context = codegen_and_context(warp)[1]
     renamed = [
         (function, f"gpushim_{name}") for name in _BUILTINS for function in builtin_overloads(context, name, bool)
     ]
-    overlay(warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=_asks_group_roots)
+    overlay(warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=calling(*_BUILTINS))
 
 
 @patch.prober
