@@ -5,13 +5,17 @@ and at (1e5, 1e5); rays along -z from above its four edges (on the faces of
 its boxes), from above each triangle, slanted, away from it, passing by and
 stopping short; each gives ``mesh_query_ray``'s result, t, face, barycentrics
 and sign, on the CPU.  No ray crosses the quad's diagonal, where two faces
-tie and the traversal's order (1.15.0's, not backported) picks one.  No
+tie and the traversal's order (1.15.0's, not backported) picks one.  At
+the high end of the range, ``mesh_query_ray_anyhit`` and
+``mesh_query_ray_count_intersections`` (from 1.11) are asked too.  No
 ``from __future__ import annotations`` here: Warp 1.2, the lowest release of
 the matrix in the range, evaluates no string annotation.
 """
 
 import numpy as np
+import pytest
 
+from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.mesh_ray_parallel_slabs import patch
 from tests.support import gate
 from tests.warp.overlay_checks import OverlayChecks
@@ -56,20 +60,25 @@ def cast(
         found[ray, 4] = hit.sign
 
 
+def quad_at(offset: float):
+    """The quad's mesh at (offset, offset, 0), and the starts of :data:`RAYS` there, on the CPU."""
+    shift = np.array([offset, offset, 0.0], dtype=np.float32)
+    quad = np.array([[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0]], dtype=np.float32) + shift
+    triangles = warp.array(np.array([0, 1, 2, 0, 2, 3], dtype=np.int32), dtype=int, device="cpu")
+    starts = np.array([start for start, _ in RAYS.values()], dtype=np.float32) + shift
+    mesh = warp.Mesh(warp.array(quad, dtype=warp.vec3, device="cpu"), triangles)
+    return mesh, warp.array(starts, dtype=warp.vec3, device="cpu")
+
+
 def run_corpus() -> dict:
     """What each ray reports: [t, face, u, v, sign], or None for a miss."""
     outcomes = {}
-    quad = np.array([[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0]], dtype=np.float32)
-    triangles = warp.array(np.array([0, 1, 2, 0, 2, 3], dtype=np.int32), dtype=int, device="cpu")
+    directions = np.array([direction for _, direction in RAYS.values()], dtype=np.float32)
+    directions = warp.array(directions, dtype=warp.vec3, device="cpu")
     for place, offset in OFFSETS.items():
-        shift = np.array([offset, offset, 0.0], dtype=np.float32)
-        mesh = warp.Mesh(warp.array(quad + shift, dtype=warp.vec3, device="cpu"), triangles)
-        starts = np.array([start for start, _ in RAYS.values()], dtype=np.float32) + shift
-        directions = np.array([direction for _, direction in RAYS.values()], dtype=np.float32)
+        mesh, starts = quad_at(offset)
         found = warp.full((len(RAYS), 5), -9.0, dtype=float, device="cpu")
-        inputs = [mesh.id, warp.array(starts, dtype=warp.vec3, device="cpu")]
-        directions = warp.array(directions, dtype=warp.vec3, device="cpu")
-        warp.launch(cast, dim=len(RAYS), inputs=[*inputs, directions, found], device="cpu")
+        warp.launch(cast, dim=len(RAYS), inputs=[mesh.id, starts, directions, found], device="cpu")
         for ray, row in zip(RAYS, found.numpy().tolist()):
             outcomes[f"{ray}, {place}"] = None if row[0] == -9.0 else row
     return outcomes
@@ -126,3 +135,22 @@ class TestMeshRayParallelSlabs(OverlayChecks):
     patch, gate, corpus, kernel = patch, GATE, __name__, cast
     fixed, released = FIXED, RELEASED
     script, wrong, right = SCRIPT, WRONG, RIGHT
+
+
+@GATE.ends_only
+def test_effective_for_anyhit_and_count_intersections_where_the_release_has_them(gpushim_patched):
+    """From 1.11 they walk the BVH as ``mesh_query_ray`` does: each sees the quad at 1e5 from above its edges."""
+    if "mesh_query_ray_anyhit" not in codegen_and_context(warp)[1].builtin_functions:
+        pytest.skip(f"warp-lang {warp.config.version} has neither")
+
+    def kin(mesh: warp.uint64, starts: warp.array(dtype=warp.vec3), seen: warp.array2d(dtype=int)):
+        ray = warp.tid()
+        if warp.mesh_query_ray_anyhit(mesh, starts[ray], warp.vec3(0.0, 0.0, -1.0), 4.0):
+            seen[ray, 0] = 1
+        seen[ray, 1] = warp.mesh_query_ray_count_intersections(mesh, starts[ray], warp.vec3(0.0, 0.0, -1.0))
+
+    kin = warp.kernel(kin)
+    mesh, starts = quad_at(1.0e5)
+    seen = warp.zeros((len(RAYS), 2), dtype=int, device="cpu")
+    warp.launch(kin, dim=4, inputs=[mesh.id, starts, seen], device="cpu")
+    assert seen.numpy().tolist()[:4] == [[1, 1]] * 4  # the four rays above the edges
