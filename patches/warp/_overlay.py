@@ -67,6 +67,20 @@ def builtin_overloads(context, key: str, accept: Callable[[list[str]], bool]) ->
     return found
 
 
+def calling(*names: str) -> Callable[[object], bool]:
+    """Whether a kernel's or function's syntax tree calls a builtin of ``names``: an overlay's ``changes``."""
+
+    def calls(tree) -> bool:
+        import ast
+
+        return any(
+            isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in names
+            for node in ast.walk(tree)
+        )
+
+    return calls
+
+
 def overlay(
     warp,
     journal,

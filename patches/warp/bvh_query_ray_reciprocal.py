@@ -31,7 +31,7 @@ from __future__ import annotations
 from gpushim import Patch
 from gpushim.overlay import NativeFunction
 from gpushim.patches.warp._codegen import codegen_and_context
-from gpushim.patches.warp._overlay import builtin_overloads, overlay
+from gpushim.patches.warp._overlay import builtin_overloads, calling, overlay
 
 patch = Patch(
     id="warp.bvh_query_ray_reciprocal",
@@ -70,20 +70,13 @@ CUDA_CALLABLE inline void adj_gpushim_bvh_query_ray(uint64_t id, const vec3& sta
 """
 
 
-def _queries_rays(tree) -> bool:
-    import ast
-
-    return any(
-        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "bvh_query_ray"
-        for node in ast.walk(tree)
-    )
-
-
 @patch.applier
 def _apply(warp, journal):
     context = codegen_and_context(warp)[1]
     renamed = [(function, "gpushim_bvh_query_ray") for function in builtin_overloads(context, "bvh_query_ray", bool)]
-    overlay(warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=_queries_rays)
+    overlay(
+        warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=calling("bvh_query_ray")
+    )
 
 
 @patch.prober

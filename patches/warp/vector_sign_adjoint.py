@@ -40,7 +40,7 @@ from __future__ import annotations
 from gpushim import Patch
 from gpushim.overlay import NativeFunction
 from gpushim.patches.warp._codegen import codegen_and_context
-from gpushim.patches.warp._overlay import builtin_overloads, overlay
+from gpushim.patches.warp._overlay import builtin_overloads, calling, overlay
 
 patch = Patch(
     id="warp.vector_sign_adjoint",
@@ -86,20 +86,11 @@ def _of_a_vector(types: list[str]) -> bool:
     return types == ["vec_t"]
 
 
-def _calls_sign(tree) -> bool:
-    import ast
-
-    return any(
-        isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "sign"
-        for node in ast.walk(tree)
-    )
-
-
 @patch.applier
 def _apply(warp, journal):
     context = codegen_and_context(warp)[1]
     renamed = [(function, "gpushim_sign") for function in builtin_overloads(context, "sign", _of_a_vector)]
-    overlay(warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=_calls_sign)
+    overlay(warp, journal, expects=_RELEASED, code=_CODE, renamed=renamed, salt=_HASH_SALT, changes=calling("sign"))
 
 
 @patch.prober
