@@ -1,8 +1,9 @@
 """The pytest plugin (entry point ``pytest11``): gpushim's part in a test session.
 
-Its header line says which patches apply to which installed releases and
-whether gpushim is active in the session, so that a test log tells whether
-its results were obtained with the fixes.
+Its header line counts the patches of each installed release by state, names
+those a reader needs to know of, and says whether gpushim is active in the
+session, so that a test log tells whether its results were obtained with the
+fixes.
 ``--gpushim`` applies them in the pytest process before any conftest file is
 imported; ``--gpushim-strict`` makes a patch that cannot be applied an error
 (``GPUSHIM_STRICT=1`` for the session and its subprocesses) and fails the
@@ -23,7 +24,7 @@ import gpushim
 from gpushim import PatchError, switches
 
 from .plugins import labelled
-from .states import FAILED, INACTIVE, OPT_IN, Record
+from .states import APPLIED, FAILED, INACTIVE, NOT_AFFECTED, OPT_IN, PENDING, Record
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -66,20 +67,27 @@ INACTIVE_NOTE = "inactive: gpushim is not active in this process (pytest --gpush
 OPT_IN_NOTE = "opt-in: the bug is there; the patch applies only where GPUSHIM_ENABLE names it"
 
 
+# The states most patches are in, counted; a patch in any other is named, as a reader needs to know which.
+COUNTED = (APPLIED, PENDING, INACTIVE, NOT_AFFECTED)
+
+
 def header(records: list[Record]) -> str:
-    """``gpushim VERSION: distribution version (id state, ...), ...`` for the installed targets.
+    """``gpushim VERSION: distribution version (N state, ..., state: id, ...), ...`` for the installed targets.
 
     ``pending`` and ``inactive`` must not be confused here: a test has the
     fix of a pending patch as soon as it imports the library, and never has
-    the fix of an inactive one.  A patch of another distribution names it,
-    and what another distribution declared but cannot be used is listed last.
+    the fix of an inactive one.  The line stays one line however many patches
+    a release has: the usual states are counted (``gpushim status`` lists
+    them), and only a patch that failed, was switched off, waits to be opted
+    in or cannot be backported is named, and every patch of another
+    distribution, with it.  What another distribution declared but cannot be
+    used is listed last.
     """
-    releases: dict[str, list[str]] = {}
+    releases: dict[str, list[Record]] = {}
     for record in records:
         if record["distribution"] is not None:
-            release = f"{record['distribution']} {record['installed_version']}"
-            releases.setdefault(release, []).append(f"{labelled(record)} {record['state']}")
-    listed = ", ".join(f"{release} ({', '.join(patches)})" for release, patches in releases.items())
+            releases.setdefault(f"{record['distribution']} {record['installed_version']}", []).append(record)
+    listed = ", ".join(f"{release} ({_states(patches)})" for release, patches in releases.items())
     line = f"gpushim {gpushim.__version__}: {listed or 'no target library installed'}"
     unusable = [f"{record['id']} ({record['reason']})" for record in records if record["target"] is None]
     if unusable:
@@ -88,6 +96,21 @@ def header(records: list[Record]) -> str:
         if any(record["state"] == state for record in records):
             line += f"; {note}"
     return line
+
+
+def _states(records: list[Record]) -> str:
+    """How many of gpushim's own patches are in each usual state, then every other patch named, by state."""
+    counted: dict[str, int] = {}
+    named: dict[str, list[str]] = {}
+    for record in records:
+        if record["state"] in COUNTED and labelled(record) == record["id"]:
+            counted[record["state"]] = counted.get(record["state"], 0) + 1
+        else:
+            named.setdefault(record["state"], []).append(labelled(record))
+    return ", ".join(
+        [f"{counted[state]} {state}" for state in COUNTED if state in counted]
+        + [f"{state}: {', '.join(ids)}" for state, ids in named.items()]
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -16,24 +16,38 @@ def record(id, state, distribution="warp-lang", version="1.6.0"):
 def test_inactive_patches_are_named_and_explained():
     records = [record("warp.a", "inactive"), record("warp.b", "not-affected"), record("dali.c", "not-installed", None)]
     assert header(records) == (
-        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a inactive, warp.b not-affected); {INACTIVE_NOTE}"
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (1 inactive, 1 not-affected); {INACTIVE_NOTE}"
     )
 
 
 def test_a_patch_not_backported_to_the_release_is_named_with_its_state():
     records = [record("warp.a", "pending"), record("warp.b", "not-backported")]
-    assert header(records) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b not-backported)"
+    assert header(records) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (1 pending, not-backported: warp.b)"
+
+
+def test_the_usual_states_are_counted_and_the_others_name_their_patches():
+    records = [
+        *(record(f"warp.p{n}", "pending") for n in range(30)),
+        *(record(f"warp.n{n}", "not-affected") for n in range(20)),
+        record("warp.f", "failed"),
+        record("warp.d", "disabled"),
+        record("warp.e", "disabled"),
+    ]
+    assert header(records) == (
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (30 pending, 20 not-affected, failed: warp.f, "
+        "disabled: warp.d, warp.e)"
+    )
 
 
 def test_opt_in_patches_are_named_and_explained():
     records = [record("warp.a", "pending"), record("warp.b", "opt-in")]
     assert header(records) == (
-        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending, warp.b opt-in); {OPT_IN_NOTE}"
+        f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (1 pending, opt-in: warp.b); {OPT_IN_NOTE}"
     )
 
 
 def test_pending_patches_need_no_explanation():
-    assert header([record("warp.a", "pending")]) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (warp.a pending)"
+    assert header([record("warp.a", "pending")]) == f"gpushim {gpushim.__version__}: warp-lang 1.6.0 (1 pending)"
 
 
 def session_header(installed, tmp_path, *options):

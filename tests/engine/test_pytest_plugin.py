@@ -52,12 +52,12 @@ def run_pytest(tmp_path, impostor):
     return run
 
 
-def test_header_names_each_installed_release_with_its_patches_and_states(target):
+def test_header_names_each_installed_release_with_how_many_patches_are_in_each_state(target):
     registry = registry_for(make_patch(target), make_patch(target, affected=">=3.0", id="synth.later"))
     registry.patch()
     target.import_()
     assert header(registry.status()) == (
-        f"gpushim {gpushim.__version__}: synthlib-cuda12 1.5.0 (synth.compute applied, synth.later not-affected)"
+        f"gpushim {gpushim.__version__}: synthlib-cuda12 1.5.0 (1 applied, 1 not-affected)"
     )
 
 
@@ -70,7 +70,7 @@ def test_the_header_line_opens_the_session(run_pytest):
     finished = run_pytest("def test_nothing():\n    pass\n")
     line = next(line for line in finished.stdout.splitlines() if line.startswith("gpushim "))
     assert line.startswith(f"gpushim {gpushim.__version__}: ")
-    assert "synthimpostor-dist 1.5.0 (synth.compute inactive)" in line
+    assert "synthimpostor-dist 1.5.0 (1 inactive)" in line
 
 
 def test_the_fixture_gives_the_status_records_by_id(run_pytest):

@@ -194,7 +194,7 @@ def test_the_contract_runs_in_the_distributions_own_suite_on_an_affected_release
     finished = contract(own_suite, sites["example"], affected)
     assert finished.returncode == 0, finished.stdout
     assert "8 passed, 2 skipped" in finished.stdout  # harmless: where it does not apply; opt-in: for opt-in patches
-    assert f"gpushim-example-target 1.0 ({LABEL} inactive)" in finished.stdout  # the pytest header
+    assert f"gpushim-example-target 1.0 (inactive: {LABEL})" in finished.stdout  # the pytest header
 
 
 def test_the_contract_runs_in_the_distributions_own_suite_on_a_fixed_release(sites, fixed, own_suite):
