@@ -47,6 +47,9 @@ nox.options.reuse_venv = "yes"
 # Each cell starts dozens of fresh interpreters that import CuPy or Warp; where PYTHONDONTWRITEBYTECODE is
 # set (as on CI's machines), each would compile them from source again: the venvs get bytecode at install.
 os.environ["UV_COMPILE_BYTECODE"] = "1"
+# Likewise the repository's own modules: pytest rewrites the asserts of every test module in every cell
+# (3 to 6 s each) unless it may keep the result in __pycache__, and the cells' interpreters import tests/.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 ARTEFACTS = ROOT / ".artefacts"
 MAIN_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
