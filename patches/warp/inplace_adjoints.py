@@ -194,6 +194,7 @@ class _Lowering:
     def __init__(self, warp, codegen):
         self.warp, self.codegen, self.types = warp, codegen, warp.types
         self.atomic = tuple(getattr(warp.types, name) for name in _ATOMIC_DTYPES if hasattr(warp.types, name))
+        self.is_quaternion = getattr(warp.types, "type_is_quaternion", lambda t: False)  # from 1.3
 
     def symbol(self, adj, target):
         """The variable a one-step target's name holds, or None; generates nothing."""
@@ -234,7 +235,7 @@ class _Lowering:
         if types.type_is_matrix(whole_type):
             row = types.vector(length=whole_type._shape_[1], dtype=scalar)
             return {1: (indices, row), 2: (indices, scalar)}.get(len(indices))
-        if types.type_is_vector(whole_type) or types.type_is_quaternion(whole_type):
+        if types.type_is_vector(whole_type) or self.is_quaternion(whole_type):
             return (indices, scalar) if len(indices) == 1 else None
         return None
 
@@ -291,7 +292,7 @@ def _apply(warp, journal):
         codegen: ("Adjoint", "Var", "strip_reference", "is_reference", "is_array", "types_equal"),
         codegen.Adjoint: ("eval", "load", "add_var", "add_forward", "add_reverse", "add_builtin_call", "vector_component_index"),
         codegen.Var: ("emit", "emit_adj"),
-        warp.types: ("vector", "type_is_vector", "type_is_quaternion", "type_is_matrix"),
+        warp.types: ("vector", "type_is_vector", "type_is_matrix"),
     }
     for owner, names in needed.items():
         for name in names:
