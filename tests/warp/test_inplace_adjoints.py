@@ -151,6 +151,7 @@ KERNEL = component
 
 
 def run():
+    warp.init()  # Warp 1.2.0 makes no array before it
     x = warp.array(np.array([1.0], dtype=np.float32), device="cpu", requires_grad=True)
     z = warp.zeros(1, dtype=float, device="cpu", requires_grad=True)
     tape = warp.Tape()
