@@ -37,6 +37,11 @@ release's own code with the right side already evaluated, as 1.14.0 does.
 An augmented assignment, which releases up to 1.12.0 rewrite into an
 assignment (one whose target is also the left operand of its right side),
 stays the release's: 1.14.0 does not change them either.
+On 1.6.0 to 1.12.0 warp.augassign_single_evaluation applies too: it
+generates augmented assignments, this patch plain ones, and they meet only
+in such a rewrite, which this patch leaves to the release; together they
+give 1.14.0's values and gradients, each call run once
+(tests/warp/test_assignment_composition.py).
 
 The helper goes into the generated module: ``ModuleBuilder.codegen`` is
 wrapped so that a module whose source calls ``wp::adj_array_store_slot``
@@ -57,7 +62,10 @@ serve each other, in memory or in a shared kernel cache directory.
 Not backported.  Releases before 1.6.0, which have the bug too (run: 1.0.0,
 1.0.2, 1.1.0, 1.4.0 and 1.5.1 give zeros): they have no ``type_is_transformation`` to reach a
 transform's fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
-``ModuleHasher`` to key builds on; status says ``not-backported`` there.  Also 1.14.0's
+``ModuleHasher`` to key builds on; status says ``not-backported`` there.
+Writes to a component of a local vector, quaternion or matrix are right
+from 1.4.0 and warp.inplace_adjoints' before: what stays wrong there is the
+write to a component of an array element.  Also 1.14.0's
 check of the slot's gradient in ``verify_fp`` builds
 (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's clearing of overwritten gradients on
 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals

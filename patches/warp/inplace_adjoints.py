@@ -45,11 +45,14 @@ not.  ``a[i] *= x`` and ``a[i] /= x`` stay the release's rewrite here,
 which 1.4.2 restores after 1.4.0 drops them: this patch does not bring
 1.4.0's bug (warp.augassign_mul_div) with its fix.  Each right side is
 evaluated once on every path; a call in the index of a rewritten subscript
-runs once for the load and once for the store, as in every 1.x release
-before 1.12.1.  Writes to a component of an array element
+runs once for the load and once for the store, as every release before
+1.12.1 runs it unpatched.  Writes to a component of an array element
 (``y[i].y = x``, ``y[i][1] = x``) keep the release's ``indexref`` and
 ``store``, as in 1.4.0: their gradient is warp.component_write_adjoint's,
-not backported to these releases.
+not backported to these releases.  Together with the releases' own forms,
+each statement gives 1.14.0's values and gradients but those writes
+(tests/warp/test_assignment_composition.py); warp.augassign_single_evaluation
+and warp.component_write_adjoint say how the others compose from 1.4.0.
 
 Not backported.  1.4.0's ``q.w`` on quaternions and the rest of its
 component and indexing features; a write to a component of a struct's field
@@ -182,7 +185,7 @@ def _named_root(target) -> ast.Name | None:
 
 
 def _taken(node) -> bool:
-    """Whether the patch may generate ``node`` itself: ``a[i] += x``, ``a[i] -= x``, or a write to ``v[k]`` or ``v.c``."""
+    """Whether the patch may generate ``node``: ``a[i] += x``, ``a[i] -= x``, or a write to ``v[k]`` or ``v.c``."""
     if isinstance(node, ast.AugAssign):
         return isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(node.target, ast.Subscript)
     return isinstance(node, ast.Assign) and len(node.targets) == 1 and _named_root(node.targets[0]) is not None
@@ -290,7 +293,7 @@ def _apply(warp, journal):
     codegen, context = codegen_and_context(warp)
     needed = {
         codegen: ("Adjoint", "Var", "strip_reference", "is_reference", "is_array", "types_equal"),
-        codegen.Adjoint: ("eval", "load", "add_var", "add_forward", "add_reverse", "add_builtin_call", "vector_component_index"),
+        codegen.Adjoint: ("eval", "load", "add_var", "add_forward", "add_reverse", "add_builtin_call"),
         codegen.Var: ("emit", "emit_adj"),
         warp.types: ("vector", "type_is_vector", "type_is_matrix"),
     }
@@ -298,6 +301,7 @@ def _apply(warp, journal):
         for name in names:
             expect(owner, name)
     adjoint = codegen.Adjoint
+    expect(adjoint, "vector_component_index", callable)
     for name in ("emit_AugAssign", "emit_Assign"):
         _NODE.check(expect(adjoint, name, callable, own=True))
     lowering = _Lowering(warp, codegen)

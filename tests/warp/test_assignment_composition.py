@@ -8,8 +8,9 @@ patch applied, each statement must give 1.14.0's values and gradients (the
 first release with all four fixes) and run its call once per thread, but where
 its patch is declared not backported.  The kernel lives in this file's Warp
 module, built once per cell, on the ends of the bands where two or more of
-the patches apply, on the last release of warp.inplace_adjoints and on 1.14.0.  No ``from __future__ import annotations``:
-Warp reads the kernels' annotations as types.
+the patches apply, on the last release of warp.inplace_adjoints and on
+1.14.0.  No ``from __future__ import annotations``: Warp reads the kernels'
+annotations as types.
 """
 
 import pytest
@@ -77,7 +78,7 @@ def assignments(
     d[i] /= counted(calls, 4, x[i, 4])
     w = wp.vec3(1.0, 2.0, 3.0)
     w[1] *= counted(calls, 5, x[i, 5])
-    t = float(1.0)
+    t = wp.float32(1.0)
     t += counted(calls, 6, x[i, 6])
     y[i].y = counted(calls, 7, 7.0 * x[i, 7])
     vw[i, 0] = v[1]

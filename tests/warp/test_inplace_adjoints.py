@@ -91,8 +91,8 @@ def run_corpus() -> dict:
     with tape:
         wp.launch(inplace, dim=2, inputs=[calls, *arrays.values()], device="cpu")
     forward = calls.numpy().tolist()
-    seeds = {arrays[name]: cpu(np.ones(arrays[name].numpy().shape), arrays[name].dtype) for name in arrays if name != "x"}
-    tape.backward(grads=seeds)
+    outputs = [array for name, array in arrays.items() if name != "x"]
+    tape.backward(grads={array: cpu(np.ones(array.numpy().shape), array.dtype) for array in outputs})
     return {
         "calls": dict(zip(STATEMENTS, forward)),
         "values": {name: array.numpy().tolist() for name, array in arrays.items()},
