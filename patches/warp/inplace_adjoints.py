@@ -38,7 +38,7 @@ already evaluated (``_codegen.assign_evaluated``).  Every kernel or
 function whose source holds such a statement is hashed apart from the
 release's builds while the patch is applied (``_codegen.key_builds_apart``).
 
-With the other assignment patches.  Up to 1.3.3 this patch alone applies:
+Up to 1.3.3, this patch alone of the four on assignments applies:
 warp.augassign_mul_div, warp.augassign_single_evaluation (both from 1.4.0)
 and warp.component_write_adjoint (from 1.6.0, not backported before) do
 not.  ``a[i] *= x`` and ``a[i] /= x`` stay the release's rewrite here,
