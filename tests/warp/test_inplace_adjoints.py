@@ -12,7 +12,6 @@ annotations as types.
 import pytest
 from packaging.version import Version
 
-from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.inplace_adjoints import patch
 from tests.support import corpus_in_fresh_python, gate, record_corpus
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
@@ -184,12 +183,9 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
 
 
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_generators_stay_the_releases(gpushim_patched):
-    import ast
-
-    adjoint = codegen_and_context(wp)[0].Adjoint
-    for node_type in (ast.Assign, ast.AugAssign):
-        assert adjoint.node_visitors[node_type] is vars(adjoint)[f"emit_{node_type.__name__}"]
+def test_harmless_outside_the_range_nothing_of_it_is_in_place(gpushim_patched):
+    """Warp's generators may be other patches' wrappers (from 1.4.0), not its."""
+    assert gpushim_patched.registry().journal(patch.id) is None
 
 
 @GATE.recorded_only
