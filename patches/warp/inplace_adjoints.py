@@ -96,6 +96,7 @@ _CALL = "wp::gpushim_assign("
 
 # 1.4.0's assign and adj_assign: the updated copy, and the adjoint split between the slot and the rest.
 _HELPER = """
+// gpushim warp.inplace_adjoints
 namespace wp
 {
 template <unsigned Length, typename Type>

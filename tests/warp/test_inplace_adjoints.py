@@ -15,6 +15,7 @@ from packaging.version import Version
 from gpushim.patches.warp.inplace_adjoints import patch
 from tests.support import corpus_in_fresh_python, gate, record_corpus
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_compiles_for_cuda
 
 GATE = gate(patch)
 
@@ -180,6 +181,11 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 )
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     assert_rebuilt_in_process(cache_script, DROPPED, FIXED_GRAD)
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_corrected_module_with_nvrtc(gpushim_patched):
+    assert_compiles_for_cuda(wp, inplace, patch)
 
 
 @GATE.unaffected_only
