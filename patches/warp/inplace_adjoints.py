@@ -207,6 +207,7 @@ class _Lowering:
         return var if isinstance(var, self.codegen.Var) else None
 
     def augmented(self, adj, node, release) -> None:
+        """``a[i] += x`` or ``a[i] -= x`` as 1.4.0 generates it; ``release`` generates anything else."""
         codegen = self.codegen
         array = self.symbol(adj, node.target)
         array_type = None if array is None else codegen.strip_reference(array.type)
@@ -227,39 +228,38 @@ class _Lowering:
             array.mark_write(kernel_name=adj.fun_name, filename=adj.filename, lineno=adj.lineno + adj.fun_lineno)
         return None
 
-    def slot(self, whole_type, target):
-        """(index nodes, the type of the slot) of a write into a local composite, or None."""
+    def slot_type(self, whole_type, target):
+        """The type a write through ``target`` into a local vector, quaternion or matrix stores, or None."""
         types = self.types
         scalar = getattr(whole_type, "_wp_scalar_type_", None)
         if isinstance(target, ast.Attribute):
-            return ([target.attr], scalar) if types.type_is_vector(whole_type) else None
-        if any(isinstance(index, ast.Slice) for index in _indices(target)):
-            return None
+            return scalar if types.type_is_vector(whole_type) else None
         indices = _indices(target)
+        if any(isinstance(index, ast.Slice) for index in indices):
+            return None
         if types.type_is_matrix(whole_type):
-            row = types.vector(length=whole_type._shape_[1], dtype=scalar)
-            return {1: (indices, row), 2: (indices, scalar)}.get(len(indices))
+            return {1: types.vector(length=whole_type._shape_[1], dtype=scalar), 2: scalar}.get(len(indices))
         if types.type_is_vector(whole_type) or self.is_quaternion(whole_type):
-            return (indices, scalar) if len(indices) == 1 else None
+            return scalar if len(indices) == 1 else None
         return None
 
     def assignment(self, adj, node, release) -> None:
+        """A write to ``v[k]``, ``m[i, j]``, ``m[i]`` or ``v.c`` as 1.4.0 generates it; ``release`` anything else."""
         codegen = self.codegen
         target = node.targets[0]
         whole = self.symbol(adj, target)
         if whole is None or codegen.is_reference(whole.type):
             return release(adj, node)
-        found = self.slot(whole.type, target)
-        if found is None:
+        slot_type = self.slot_type(whole.type, target)
+        if slot_type is None:
             return release(adj, node)
-        index_nodes, slot_type = found
         value = adj.load(adj.eval(node.value))
         if not codegen.types_equal(codegen.strip_reference(value.type), slot_type):
             return assign_evaluated(adj, node, value, release)
         if isinstance(target, ast.Attribute):
             indices = [adj.vector_component_index(target.attr, whole.type)]
         else:
-            indices = [adj.load(adj.eval(index)) for index in index_nodes]
+            indices = [adj.load(adj.eval(index)) for index in _indices(target)]
         out = adj.add_var(whole.type)
         arguments = ", ".join(var.emit() for var in (whole, *indices, value))
         adj.add_forward(f"{out.emit()} = {_CALL}{arguments});")
@@ -273,6 +273,8 @@ class _Lowering:
 
 
 def _generator(lowering_method):
+    """A wrapper of a generator of assignments that hands the statements the patch takes to ``lowering_method``."""
+
     def wrapper(wrapped, instance, args, kwargs):
         try:
             adj, node = _NODE.bind(*(args if instance is None else (instance, *args)), **kwargs)
