@@ -20,9 +20,10 @@ import sys
 import threading
 from types import ModuleType
 
-from gpushim import Parameters, expect, expect_same
+from gpushim import Parameters, TargetMismatch, expect, expect_same
 
 _HASH_ADJOINT = Parameters("adj")  # after self
+_CODEGEN = Parameters("device")  # after self
 _NODE = Parameters("adj", "node")
 
 
@@ -159,6 +160,41 @@ def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
     for module in list(context.user_modules.values()):
         if module.content_hash is not None:
             module.unload()
+
+
+def assign_evaluated(adj, node: ast.Assign, value, emit):
+    """``emit(adj, node)`` for ``node`` with its right side already evaluated to ``value``.
+
+    The value is bound to a name no code can spell, which the statement
+    handed to ``emit`` reads: the right side is not evaluated again.
+    """
+    name = "gpushim rhs"
+    adj.symbols[name] = value
+    try:
+        read = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.value)
+        return emit(adj, ast.copy_location(ast.Assign(targets=node.targets, value=read), node))
+    finally:
+        adj.symbols.pop(name, None)
+
+
+_INCLUDE = '#include "builtin.h"\n'
+
+
+def add_native_helper(codegen, context, journal, marker: str, helper: str) -> None:
+    """Put ``helper`` (C++) after ``#include "builtin.h"`` in each generated module whose source holds ``marker``.
+
+    ``ModuleBuilder.codegen`` is wrapped; other modules' source is the release's, byte for byte.
+    """
+    _CODEGEN.check(expect(context, "ModuleBuilder.codegen", callable), method=True)
+    for header in ("cpu_module_header", "cuda_module_header"):
+        if _INCLUDE not in expect(codegen, header, str):
+            raise TargetMismatch(f"{codegen.__name__}.{header} does not include builtin.h")
+
+    def module_codegen(wrapped, instance, args, kwargs):
+        source = wrapped(*args, **kwargs)
+        return source.replace(_INCLUDE, _INCLUDE + helper, 1) if marker in source else source
+
+    journal.wrap(context.ModuleBuilder, "codegen", module_codegen)
 
 
 def wrap_visitor(adjoint, journal, node_type: type, wrapper) -> None:

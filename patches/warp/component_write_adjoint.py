@@ -37,10 +37,15 @@ release's own code with the right side already evaluated, as 1.14.0 does.
 An augmented assignment, which releases up to 1.12.0 rewrite into an
 assignment (one whose target is also the left operand of its right side),
 stays the release's: 1.14.0 does not change them either.
+On 1.6.0 to 1.12.0 warp.augassign_single_evaluation applies too: it
+generates augmented assignments, this patch plain ones, and they meet only
+in such a rewrite, which this patch leaves to the release; together they
+give 1.14.0's values and gradients, each call run once
+(tests/warp/test_assignment_composition.py).
 
 The helper goes into the generated module: ``ModuleBuilder.codegen`` is
 wrapped so that a module whose source calls ``wp::adj_array_store_slot``
-gets the helper's definition right after ``#include "builtin.h"``; other
+gets the helper's definition right after ``#include "builtin.h"`` (``_codegen.add_native_helper``); other
 modules' source is the release's, byte for byte.  The helper follows the
 release's own ``adj_array_store``: on 1.13.0, which clears an overwritten
 element's gradient (unless the array retains it), it clears the slot as
@@ -57,7 +62,10 @@ serve each other, in memory or in a shared kernel cache directory.
 Not backported.  Releases before 1.6.0, which have the bug too (run: 1.0.0,
 1.0.2, 1.1.0, 1.4.0 and 1.5.1 give zeros): they have no ``type_is_transformation`` to reach a
 transform's fields, 1.4.x no ``non_atomic_types`` and 1.0.x to 1.3.x no
-``ModuleHasher`` to key builds on; status says ``not-backported`` there.  Also 1.14.0's
+``ModuleHasher`` to key builds on; status says ``not-backported`` there.
+Writes to a component of a local vector, quaternion or matrix are right
+from 1.4.0 and warp.inplace_adjoints' before: what stays wrong there is the
+write to a component of an array element.  Also 1.14.0's
 check of the slot's gradient in ``verify_fp`` builds
 (``FP_VERIFY_ADJ_SLOT``), and 1.13.0's clearing of overwritten gradients on
 1.6.0 to 1.12.x, a change of its own.  ``unpatch()`` puts the originals
@@ -74,7 +82,7 @@ import ast
 import sys
 
 from gpushim import Parameters, Patch, TargetMismatch, expect
-from gpushim.patches.warp._codegen import codegen_and_context, key_builds_apart
+from gpushim.patches.warp._codegen import add_native_helper, assign_evaluated, codegen_and_context, key_builds_apart
 
 patch = Patch(
     id="warp.component_write_adjoint",
@@ -94,9 +102,7 @@ patch = Patch(
 _HASH_SALT = b"gpushim warp.component_write_adjoint 1"
 
 _EMIT_ASSIGN = Parameters("adj", "node")
-_CODEGEN = Parameters("device")  # after self
 
-_INCLUDE = '#include "builtin.h"\n'
 _SLOT_STORE = "wp::adj_array_store_slot("
 
 # The reverse of a slot store: the slot's gradient, in the adjoint array the tape passes or else in
@@ -246,7 +252,7 @@ class _Lowering:
         if isinstance(rhs, codegen.Var) and codegen.is_reference(rhs.type):
             rhs = adj.add_builtin_call("copy", [rhs])
         if not isinstance(rhs, codegen.Var) or not codegen.types_equal(codegen.strip_reference(rhs.type), slot):
-            return self.fall_back(adj, node, rhs, original)
+            return assign_evaluated(adj, node, rhs, original)
         indices = ", ".join(adj.eval(index).emit() for index in index_nodes)
         access = "".join(part if isinstance(part, str) else adj.eval(part).emit() for part in parts)
         array, value = var.emit(), rhs.emit()
@@ -258,17 +264,6 @@ class _Lowering:
         if adj.builder_options.get("verify_autograd_array_access", self.config.verify_autograd_array_access):
             var.mark_write(kernel_name=adj.fun_name, filename=adj.filename, lineno=adj.lineno + adj.fun_lineno)
         return None
-
-    @staticmethod
-    def fall_back(adj, node, rhs, original):
-        """The release's assignment of the right side already evaluated: it is bound to a name no code can spell."""
-        name = "gpushim rhs"
-        value = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.value)
-        adj.symbols[name] = rhs
-        try:
-            return original(adj, ast.copy_location(ast.Assign(targets=node.targets, value=value), node))
-        finally:
-            adj.symbols.pop(name, None)
 
 
 @patch.applier
@@ -291,20 +286,15 @@ def _apply(warp, journal):
             "type_is_transformation",
         ),
         warp.config: ("verify_autograd_array_access",),
-        context: ("ModuleBuilder",),
     }
     for owner, names in needed.items():
         for name in names:
             expect(owner, name)
     adjoint = codegen.Adjoint
     _EMIT_ASSIGN.check(adjoint.emit_Assign)
-    _CODEGEN.check(context.ModuleBuilder.codegen, method=True)
     emit_original = vars(adjoint).get("emit_Assign")
     if adjoint.node_visitors.get(ast.Assign) is not emit_original:
         raise TargetMismatch("Adjoint.node_visitors[ast.Assign] is not Adjoint.emit_Assign")
-    for header in ("cpu_module_header", "cuda_module_header"):
-        if _INCLUDE not in expect(codegen, header, str):
-            raise TargetMismatch(f"{codegen.__name__}.{header} does not include builtin.h")
 
     lowering = _Lowering(codegen, types, warp.config)
     clearing = _CLEARING if hasattr(types, "ARRAY_FLAG_RETAIN_GRAD") else dict.fromkeys(_CLEARING, "")
@@ -328,15 +318,9 @@ def _apply(warp, journal):
 
         return lowering.emit(adj, node, release)
 
-    def module_codegen(wrapped, instance, args, kwargs):
-        source = wrapped(*args, **kwargs)
-        if _SLOT_STORE in source:
-            source = source.replace(_INCLUDE, _INCLUDE + helper, 1)
-        return source
-
     installed = journal.wrap(adjoint, "emit_Assign", emit_assign)
     journal.replace_item(adjoint.node_visitors, ast.Assign, installed)
-    journal.wrap(context.ModuleBuilder, "codegen", module_codegen)
+    add_native_helper(codegen, context, journal, _SLOT_STORE, helper)
     key_builds_apart(context, journal, _HASH_SALT, lambda tree: any(map(_may_write_a_slot, ast.walk(tree))))
 
 

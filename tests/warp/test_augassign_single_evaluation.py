@@ -16,7 +16,6 @@ import re
 
 import pytest
 
-from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.augassign_mul_div import patch as mul_div
 from gpushim.patches.warp.augassign_single_evaluation import patch
 from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
@@ -255,12 +254,9 @@ def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_sc
 
 
 @GATE.unaffected_only
-def test_harmless_outside_the_range_warps_generator_stays_the_releases(gpushim_patched):
-    import ast
-
-    adjoint = codegen_and_context(warp)[0].Adjoint
-    assert not hasattr(vars(adjoint)["emit_AugAssign"], "__wrapped__")
-    assert adjoint.node_visitors[ast.AugAssign] is vars(adjoint)["emit_AugAssign"]
+def test_harmless_outside_the_range_nothing_of_it_is_in_place(gpushim_patched):
+    """Warp's generator may be another patch's wrapper (``warp.inplace_adjoints`` before 1.4), not its."""
+    assert gpushim_patched.registry().journal(patch.id) is None
 
 
 @GATE.recorded_only
