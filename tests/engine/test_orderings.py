@@ -214,6 +214,55 @@ def test_a_target_a_hook_put_ahead_of_gpushims_finds_is_patched_before_its_impor
         registry.unpatch()
 
 
+@pytest.mark.parametrize("statement", ["import {name}", "__import__({name!r})", "from {name} import compute"])
+def test_a_target_imported_straight_after_a_hook_is_put_ahead_of_gpushims_is_patched_before_its_import_returns(
+    target, statement
+):
+    """As ``typeguard.install_import_hook`` then ``import cupy``: no other import reaches gpushim's finder between."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = FindsItsOwn(target.name)
+    sys.meta_path.insert(0, hook)
+    try:
+        exec(statement.format(name=target.name), {})
+        assert (target.module.compute(1), sys.meta_path[1]) == (3, hook)
+    finally:
+        sys.meta_path.remove(hook)
+        registry.unpatch()
+
+
+class ImportsWhileFinding:
+    """A hook ahead of gpushim's that imports a module of its own when asked to find ``name``, and finds nothing."""
+
+    def __init__(self, name, syspath):
+        self.name = name
+        self.syspath = syspath
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            (self.syspath / "synthhelper.py").write_text("")
+            importlib.invalidate_caches()
+            sys.modules.pop("synthhelper", None)
+            __import__("synthhelper")
+        return None
+
+
+def test_an_import_a_hook_makes_while_it_finds_a_target_does_not_make_that_finding_skip_gpushims_finder(
+    target, syspath
+):
+    """Put first during the hook's own import, gpushim's finder would leave the iteration that is asking the hook
+    to see the hook again and skip gpushim's (``importlib.import_module`` raises no audit event for its module)."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = ImportsWhileFinding(target.name, syspath)
+    sys.meta_path.insert(0, hook)
+    try:
+        assert target.import_().compute(1) == 3
+    finally:
+        sys.meta_path.remove(hook)
+        registry.unpatch()
+
+
 def test_a_target_imported_from_a_zip_is_patched_when_it_finishes_importing(syspath):
     """Before Python 3.10 ``zipimporter`` loads with ``load_module`` alone, and no ``exec_module``."""
     archive = syspath / "site.zip"
