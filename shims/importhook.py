@@ -213,7 +213,7 @@ class ImportHooks:
             self._enter()
 
     def _enter(self) -> None:
-        """Stand first on ``sys.meta_path``, and from now on before every import a finder put ahead of this one since."""
+        """Stand first on ``sys.meta_path``, and again before each import, if a finder was put ahead of this one."""
         if self not in sys.meta_path:
             sys.meta_path.insert(0, self)
         if not self._audited:

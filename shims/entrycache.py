@@ -1,0 +1,162 @@
+"""Which metadata folders of a ``sys.path`` directory can declare entry points, remembered between processes.
+
+Finding other distributions' patches (:mod:`gpushim.plugins`) would read
+the ``entry_points.txt`` of every distribution on ``sys.path``: an ``open``
+each, some 30 µs, 300 ms of ``import gpushim.auto`` in an environment of
+10,000.  For a directory of more than :data:`LARGE` metadata folders, what
+it installs and which of its folders declare the group are remembered in a
+file of the user's cache (``$XDG_CACHE_HOME/gpushim``, else
+``~/.cache/gpushim``), with the directory's state: device, inode and
+modification time.
+
+Installers add and remove whole metadata folders, which changes that
+state; what is remembered is used only while it is the same, and only
+what a directory held two seconds before it was listed is remembered (a
+change within a file system's timestamp granularity would go unseen).
+The folders that declared are read again each time, as is every
+``.egg-info``, which ``setup.py develop`` rewrites in place.  A cache
+that cannot be read or written is no cache: everything is read.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from . import releases
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Container
+    from typing import Callable
+
+    Folders = list[tuple[str, list[str]]]
+    Declares = Callable[[releases._Listing, list[str]], bool]
+    State = tuple[int, int, int]
+
+LARGE = 32  # metadata folders; reading fewer costs under a millisecond
+_SETTLED_NS = 2_000_000_000
+_FORMAT = "gpushim entry points 1"
+_LIMIT = 64 * 1024 * 1024  # bytes
+
+
+def candidates(declares: Declares) -> list[tuple[releases._Listing, Container[str], Folders]]:
+    """``(listing, names, folders)`` for each ``sys.path`` entry, in order.
+
+    ``names`` are the normalised names of every distribution installed
+    there; ``folders``, in the order of their names, ``(name, folders)`` of
+    those whose metadata folders may declare entry points: all of them,
+    unless the entry is a directory remembered as it is, where
+    ``declares(listing, folders)`` said so, or a folder is an ``.egg-info``.
+    """
+    found = []
+    for path in sys.path:
+        if isinstance(path, str):
+            found.append(_candidates(path or ".", declares))
+    return found
+
+
+def _candidates(root: str, declares: Declares) -> tuple[releases._Listing, Container[str], Folders]:
+    began = time.time_ns()
+    state = _state(root)
+    file = _file(state) if state is not None else None
+    if state is not None and file is not None:
+        remembered = _recall(file, root, state)
+        if remembered is not None:
+            return (releases._Listing(root, listed=False), *remembered)
+    listing = releases._Listing(root)
+    every = releases.metadata_folders(listing)
+    if state is None or file is None or len(every) <= LARGE or began - state[2] <= _SETTLED_NS:
+        return listing, every, list(every.items())
+    folders = [(name, each) for name, each in every.items() if _egg_info(each) or declares(listing, each)]
+    _remember(file, root, state, every, folders)
+    return listing, every, folders
+
+
+def _egg_info(folders: list[str]) -> bool:
+    return any(folder.lower().endswith(".egg-info") for folder in folders)
+
+
+def _state(root: str) -> State | None:
+    try:
+        status = os.stat(root)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino, status.st_mtime_ns) if stat.S_ISDIR(status.st_mode) else None
+
+
+def _file(state: State) -> str | None:
+    """The cache file of the directory in ``state``, named by its device and inode; ``None`` where the user has no
+    cache folder."""
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        cache = os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(cache):
+        return None  # no home
+    return os.path.join(cache, "gpushim", f"entry-points-{state[0]}-{state[1]}.txt")
+
+
+def _recall(file: str, root: str, state: State) -> tuple[Container[str], Folders] | None:
+    """What ``file`` remembers of ``root``, if it remembers ``root`` as it is now."""
+    data = releases.regular_file(file, _LIMIT)
+    if data is None:
+        return None
+    lines = data.split(b"\n")
+    if len(lines) < 5 or lines[:3] != [_encode(_FORMAT), _encode(root), _encode(_stated(state))] or lines[-1]:
+        return None
+    names = _Names(lines[3])
+    folders = []
+    for line in lines[4:-1]:
+        name, *each = _decode(line).split("\t")
+        if not each or name not in names:
+            return None
+        folders.append((name, each))
+    return names, folders
+
+
+class _Names:
+    """The names of the distributions a cache file lists, looked up in its line: no set made of thousands for the
+    few names asked about."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, line: bytes) -> None:
+        self.line = b"\t" + line + b"\t"
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and b"\t" + _encode(name) + b"\t" in self.line
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _stated(state: State) -> str:
+    return " ".join(map(str, state))
+
+
+def _remember(file: str, root: str, state: State, every: dict[str, list[str]], folders: Folders) -> None:
+    """Write what ``root`` holds to ``file``, replacing it whole; nothing where a name would break a line."""
+    lines = [_FORMAT, root, _stated(state), "\t".join(every)]
+    lines += ["\t".join([name, *each]) for name, each in folders]
+    if any("\n" in line for line in lines) or any("\t" in name for name in (root, *every)):
+        return
+    if any("\t" in folder for _, each in folders for folder in each):
+        return
+    temporary = f"{file}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        with open(temporary, "wb") as stream:
+            stream.write(_encode("\n".join([*lines, ""])))
+        os.replace(temporary, file)
+    except (OSError, ValueError):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
