@@ -24,6 +24,7 @@ import os
 import stat
 import sys
 import time
+from _thread import get_ident
 
 from . import releases
 
@@ -149,13 +150,13 @@ def _remember(file: str, root: str, state: State, every: dict[str, list[str]], f
         return
     if any("\t" in folder for _, each in folders for folder in each):
         return
-    temporary = f"{file}.{os.getpid()}.tmp"
+    temporary = f"{file}.{os.getpid()}.{get_ident()}.tmp"
     try:
         os.makedirs(os.path.dirname(file), exist_ok=True)
         with open(temporary, "wb") as stream:
             stream.write(_encode("\n".join([*lines, ""])))
         os.replace(temporary, file)
-    except (OSError, ValueError):
+    except Exception:  # refused (a read-only home, an audit hook): the next process reads everything again
         try:
             os.unlink(temporary)
         except OSError:
