@@ -12,6 +12,7 @@ import zipimport
 
 import pytest
 
+from gpushim.importhook import hooks
 from tests.engine.synthetic import make_patch, registry_for, state_of, write_distribution
 
 
@@ -229,6 +230,17 @@ def test_a_target_imported_straight_after_a_hook_is_put_ahead_of_gpushims_is_pat
     finally:
         sys.meta_path.remove(hook)
         registry.unpatch()
+
+
+def test_once_gpushims_finder_has_left_an_import_leaves_the_finders_as_they_are(target, monkeypatch):
+    """After ``unpatch()`` the finder leaves ``sys.meta_path``; the audit hook that put it first stays, idle."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.unpatch()
+    hook = FindsItsOwn(target.name)
+    monkeypatch.setattr(sys, "meta_path", [hook, *(finder for finder in sys.meta_path if finder is not hooks)])
+    exec(f"import {target.name}", {})
+    assert (target.module.compute(1), hooks in sys.meta_path, sys.meta_path[0]) == (2, False, hook)
 
 
 class ImportsWhileFinding:
