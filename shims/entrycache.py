@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 LARGE = 32  # metadata folders; reading fewer costs under a millisecond
 _SETTLED_NS = 2_000_000_000
-_FORMAT = "gpushim entry points 1"
+_FORMAT = "gpushim entry points 2"
+_HEAD = 64 * 1024  # bytes: the head of a cache file, but for thousands of declaring folders
 _LIMIT = 64 * 1024 * 1024  # bytes
 
 
@@ -100,34 +101,57 @@ def _file(state: State) -> str | None:
 
 
 def _recall(file: str, root: str, state: State) -> tuple[Container[str], Folders] | None:
-    """What ``file`` remembers of ``root``, if it remembers ``root`` as it is now."""
-    data = releases.regular_file(file, _LIMIT)
-    if data is None:
+    """What ``file`` remembers of ``root``, if it remembers ``root`` as it is now.
+
+    The file's head, up to its first empty line, names the directory, its
+    state and the folders to read; then comes the line of every name
+    installed there, read only if a later ``sys.path`` entry asks (:class:`_Names`).
+    """
+    for limit in (_HEAD, _LIMIT):
+        data = releases.regular_file(file, limit)
+        if data is None:
+            return None
+        head, end, _ = data.partition(b"\n\n")
+        if end:
+            break
+    else:
         return None
-    lines = data.split(b"\n")
-    if len(lines) < 5 or lines[:3] != [_encode(_FORMAT), _encode(root), _encode(_stated(state))] or lines[-1]:
+    lines = head.split(b"\n")
+    if lines[:3] != [_encode(_FORMAT), _encode(root), _encode(_stated(state))]:
         return None
-    names = _Names(lines[3])
     folders = []
-    for line in lines[4:-1]:
+    for line in lines[3:]:
         name, *each = _decode(line).split("\t")
-        if not each or name not in names:
+        if not each:
             return None
         folders.append((name, each))
-    return names, folders
+    return _Names(root, file, head + end), folders
 
 
 class _Names:
-    """The names of the distributions a cache file lists, looked up in its line: no set made of thousands for the
-    few names asked about."""
+    """The names of the distributions installed in a remembered directory, read when first asked about.
 
-    __slots__ = ("line",)
+    From the cache file whose head said what to read, if it still starts
+    so; else (replaced since, cut short) from a listing of the directory.
+    """
 
-    def __init__(self, line: bytes) -> None:
-        self.line = b"\t" + line + b"\t"
+    __slots__ = ("root", "file", "head", "line")
+
+    def __init__(self, root: str, file: str, head: bytes) -> None:
+        self.root, self.file, self.head = root, file, head
+        self.line: bytes | None = None
 
     def __contains__(self, name: object) -> bool:
+        if self.line is None:
+            self.line = self._read()
         return isinstance(name, str) and b"\t" + _encode(name) + b"\t" in self.line
+
+    def _read(self) -> bytes:
+        data = releases.regular_file(self.file, _LIMIT) or b""
+        if data.startswith(self.head) and data.endswith(b"\n") and b"\n" not in data[len(self.head) : -1]:
+            return b"\t" + data[len(self.head) : -1] + b"\t"
+        every = releases.metadata_folders(releases._Listing(self.root))
+        return _encode("\t" + "\t".join(every) + "\t")
 
 
 def _encode(text: str) -> bytes:
@@ -144,8 +168,7 @@ def _stated(state: State) -> str:
 
 def _remember(file: str, root: str, state: State, every: dict[str, list[str]], folders: Folders) -> None:
     """Write what ``root`` holds to ``file``, replacing it whole; nothing where a name would break a line."""
-    lines = [_FORMAT, root, _stated(state), "\t".join(every)]
-    lines += ["\t".join([name, *each]) for name, each in folders]
+    lines = [_FORMAT, root, _stated(state), *("\t".join([name, *each]) for name, each in folders), "", "\t".join(every)]
     if any("\n" in line for line in lines) or any("\t" in name for name in (root, *every)):
         return
     if any("\t" in folder for _, each in folders for folder in each):

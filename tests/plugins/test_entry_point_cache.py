@@ -111,7 +111,7 @@ def test_a_cache_file_that_is_not_this_directorys_is_not_used(large, reads, spoi
         file.mkdir()
     else:
         spoilt = {"garbage": "\0\n\n\n\n", "another directory": text.replace(str(large), "/elsewhere")}
-        file.write_text(spoilt.get(spoil, text[:-40]))
+        file.write_text(spoilt.get(spoil, "\n".join(text.split("\n")[:2])))
     reads.clear()
     assert ids() == ["lib.one"]
     assert len(set(reads)) == entrycache.LARGE + 2  # every folder
@@ -123,3 +123,15 @@ def test_no_cache_folder_to_write_is_no_cache(large, monkeypatch, reads):
     reads.clear()
     assert ids() == ["lib.one"]
     assert len(set(reads)) == entrycache.LARGE + 2  # every folder
+
+
+@pytest.mark.parametrize("names", ["as remembered", "cut short"])
+def test_a_distribution_a_remembered_directory_installs_hides_its_install_in_a_later_entry(large, tmp_path, names):
+    later = tmp_path / "later"
+    distribution(later, "other-0", ZETA_ENTRY_POINTS, ZETA)
+    sys.path.append(str(later))
+    ids()
+    (file,) = (tmp_path / "cache" / "gpushim").iterdir()
+    if names == "cut short":
+        file.write_bytes(file.read_bytes()[:-40])
+    assert ids() == ["lib.one"]
