@@ -81,9 +81,11 @@ def _finding_further_up(name: str) -> bool:
     the finding half way.
     """
     finding = sys._getframe(1)
+    namespace, code = finding.f_globals, finding.f_code
     frame = finding.f_back
     while frame is not None:
-        if frame.f_code is finding.f_code and frame.f_locals.get("fullname") == name:
+        # f_globals first: reading f_code raises an audit event, which each audit hook pays for.
+        if frame.f_globals is namespace and frame.f_code is code and frame.f_locals.get("fullname") == name:
             return True
         frame = frame.f_back
     return False
@@ -431,11 +433,12 @@ def _keep_first_before_imports(finder: ImportHooks) -> None:
 
 def _findings() -> int:
     """How many iterations over ``sys.meta_path`` to find a module are under way, in all threads."""
-    code = sys.modules["_frozen_importlib"]._find_spec.__code__
+    bootstrap = sys.modules["_frozen_importlib"]
+    namespace, code = vars(bootstrap), bootstrap._find_spec.__code__
     count = 0
     for frame in sys._current_frames().values():
         while frame is not None:
-            count += frame.f_code is code
+            count += frame.f_globals is namespace and frame.f_code is code  # f_globals first: see _finding_further_up
             frame = frame.f_back
     return count
 
