@@ -81,9 +81,11 @@ def _finding_further_up(name: str) -> bool:
     the finding half way.
     """
     finding = sys._getframe(1)
+    namespace, code = finding.f_globals, finding.f_code
     frame = finding.f_back
     while frame is not None:
-        if frame.f_code is finding.f_code and frame.f_locals.get("fullname") == name:
+        # f_globals first: reading f_code raises an audit event, which each audit hook pays for.
+        if frame.f_globals is namespace and frame.f_code is code and frame.f_locals.get("fullname") == name:
             return True
         frame = frame.f_back
     return False
@@ -178,6 +180,7 @@ class ImportHooks:
         self._executions: dict[str, int] = {}
         self._called_back: dict[str, object] = {}  # what each watched name held when last called back for
         self._executing: set[str] = set()
+        self._audited = False
         self._lock = ForkSafeRLock()
 
     def when_imported(self, name: str, callback: Callback) -> None:
@@ -196,8 +199,7 @@ class ImportHooks:
             callbacks = self._callbacks.setdefault(name, [])
             if callback not in callbacks:
                 callbacks.append(callback)
-            if self not in sys.meta_path:
-                sys.meta_path.insert(0, self)
+            self._enter()
 
     def before_executing(self, name: str, preparation: Preparation) -> None:
         """Run ``preparation(name, module)`` whenever ``name`` is about to execute, from the next import on.
@@ -210,8 +212,15 @@ class ImportHooks:
             preparations = self._preparations.setdefault(name, [])
             if preparation not in preparations:
                 preparations.append(preparation)
-            if self not in sys.meta_path:
-                sys.meta_path.insert(0, self)
+            self._enter()
+
+    def _enter(self) -> None:
+        """Stand first on ``sys.meta_path``, and again before each import, if a finder was put ahead of this one."""
+        if self not in sys.meta_path:
+            sys.meta_path.insert(0, self)
+        if not self._audited:
+            self._audited = True
+            _keep_first_before_imports(self)
 
     def call_back_if_imported(self, name: str, callback: Callback) -> None:
         """Run ``callback(name, module)`` now if ``name`` has finished importing, after any other thread's import of it.
@@ -289,7 +298,7 @@ class ImportHooks:
 
     def find_spec(self, fullname: str, path=None, target=None):
         if sys.meta_path and sys.meta_path[0] is not self:
-            self._go_first()
+            self._go_first(finding=1)
         if self._executing:
             self._call_back_for_finished()
         watched = fullname in self._callbacks or fullname in self._preparations
@@ -304,16 +313,20 @@ class ImportHooks:
             spec.loader = _NotifyingLegacyLoader(spec, self._loaded)
         return spec
 
-    def _go_first(self) -> None:
+    def _go_first(self, finding: int = 0) -> None:
         """Stand first on ``sys.meta_path`` again, ahead of a finder put before this one since.
 
         Such a finder (``typeguard.install_import_hook``'s) would find a
         target without this one, which could patch it only when gpushim is
         next asked.  First, this finder asks it in its turn and wraps the
         loader it returns, so the target is patched before its import
-        returns.  The finders keep their order; the iteration that called
-        this sees each of the others once.
+        returns.  The finders keep their order.  This finder moves only
+        while no iteration of ``sys.meta_path`` but the ``finding`` ones of
+        this thread, which have passed it, is under way: another would see a
+        finder twice and skip this one (a hook that imports while it finds).
         """
+        if _findings() > finding:
+            return
         try:
             sys.meta_path.remove(self)
         except ValueError:
@@ -384,6 +397,50 @@ class ImportHooks:
                 first_error = first_error or error
         if first_error is not None:
             raise first_error
+
+
+def _keep_first_before_imports(finder: ImportHooks) -> None:
+    """Put ``finder`` first again right before each import statement finds a module, if a finder went ahead of it.
+
+    A hook installed and its module imported straight after
+    (``typeguard.install_import_hook`` then ``import cupy``) would
+    otherwise find that module without ``finder``.  The interpreter raises
+    the ``import`` audit event before it asks the finders, for an import
+    statement or ``__import__`` (``importlib.import_module`` raises none for
+    the module it is given).  ``finder`` moves only while no thread is
+    finding a module: an iteration of ``sys.meta_path`` under way would
+    see a finder twice and skip another (:meth:`ImportHooks._go_first`).  An
+    audit hook cannot be removed: once ``finder`` has left ``sys.meta_path``
+    (``unpatch()``) it does nothing.
+    """
+    meta_path_of = sys.__dict__.get  # the audit hook must not raise, whatever sys.meta_path is
+
+    def before_finding(event: str, arguments: tuple) -> None:
+        if event != "import":
+            return
+        meta_path = meta_path_of("meta_path")
+        try:
+            if isinstance(meta_path, list) and meta_path and meta_path[0] is not finder and finder in meta_path:
+                finder._go_first()
+        except Exception:
+            pass  # the import goes on as without gpushim
+
+    try:
+        sys.addaudithook(before_finding)
+    except Exception:
+        pass  # refused by an audit hook of the program's: a target is then patched when gpushim is next asked
+
+
+def _findings() -> int:
+    """How many iterations over ``sys.meta_path`` to find a module are under way, in all threads."""
+    bootstrap = sys.modules["_frozen_importlib"]
+    namespace, code = vars(bootstrap), bootstrap._find_spec.__code__
+    count = 0
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            count += frame.f_globals is namespace and frame.f_code is code  # f_globals first: see _finding_further_up
+            frame = frame.f_back
+    return count
 
 
 def _without_earlier_hooks(finders: list) -> list:

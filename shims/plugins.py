@@ -37,9 +37,9 @@ from .states import FAILED, Record
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import; `import gpushim.auto` has a 5 ms budget
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Container, Iterable
 
-    from .releases import Reader
+    from .releases import Reader, _Listing
     from .states import Fields
 
 GROUP = "gpushim.patches"
@@ -99,23 +99,32 @@ def declarations() -> list[tuple[str, str, str]]:
     Of two folders of one distribution in one ``sys.path`` entry that
     declare differently, the one that owns the files installed there says;
     of several that no file contradicts, the one that lists the most of them.
+    The folders that cannot declare are known without reading them where
+    :mod:`gpushim.entrycache` remembers their directory.
     """
-    from . import releases
+    from . import entrycache
 
-    found, seen = [], set()
-    for listing, key, folders in releases.metadata_folders():
-        if key in seen:
-            continue
-        seen.add(key)
-        declared = {folder: _entry_points(listing.read, folder) for folder in folders}
-        folder = folders[0]
-        if len(set(declared.values())) > 1:
-            folder = listing.most_vouched(listing.owners(folders))
-        text = declared[folder]
-        if text is not None:
-            distribution = _name(listing.read, folder) or key
-            found.extend((distribution, name, package) for name, package in _group(text.splitlines()))
+    found: list[tuple[str, str, str]] = []
+    seen: list[Container[str]] = []  # the names each entry before installs
+    for listing, names, candidates in entrycache.candidates(_declares):
+        for key, folders in candidates:
+            if any(key in earlier for earlier in seen):
+                continue
+            declared = {folder: _entry_points(listing.read, folder) for folder in folders}
+            folder = folders[0]
+            if len(set(declared.values())) > 1:
+                folder = listing.most_vouched(listing.owners(folders))
+            text = declared[folder]
+            if text is not None:
+                distribution = _name(listing.read, folder) or key
+                found.extend((distribution, name, package) for name, package in _group(text.splitlines()))
+        seen.append(names)
     return found
+
+
+def _declares(listing: _Listing, folders: list[str]) -> bool:
+    """Whether one of ``folders``, the metadata folders of one distribution in ``listing``, declares the group."""
+    return any(_entry_points(listing.read, folder) is not None for folder in folders)
 
 
 def _entry_points(read: Reader, folder: str) -> str | None:

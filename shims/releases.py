@@ -94,9 +94,10 @@ class _Listing:
 
     __slots__ = ("root", "children", "joined", "eggs", "read", "found")
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, listed: bool = True) -> None:
         self.root = root
-        self.children, self.read = _children(root)
+        # Not listed: only its files are read (by a question that knows their names).
+        self.children, self.read = _children(root) if listed else ([], _directory_reader(root))
         # One string to search: a library's names are found by one str.find each, not a look at every child.
         self.joined = "\0" + "\0".join(self.children).lower()
         self.eggs: dict[str, list[str]] = {}
@@ -219,25 +220,20 @@ def installed_with(
     return installed(distributions, listings)
 
 
-def metadata_folders() -> list[tuple[_Listing, str, list[str]]]:
-    """``(listing, name, folders)``: the ``.dist-info`` and ``.egg-info`` folders of each distribution in each entry.
+def metadata_folders(listing: _Listing) -> dict[str, list[str]]:
+    """The ``.dist-info`` and ``.egg-info`` folders of each distribution in ``listing``, by normalised name.
 
-    In path order, a distribution's normalised name and its folders sorted
-    by name, listed as :func:`installed` lists them; for
-    :mod:`gpushim.plugins` to read the entry points declared (and to ask
-    ``listing.owners(folders)`` where two folders disagree).
+    In the order of the folders' names, each distribution's sorted, listed as
+    :func:`installed` lists them; for :mod:`gpushim.plugins` to read the
+    entry points declared (and to ask ``listing.owners(folders)`` where two
+    folders disagree).
     """
-    listings, found = Listings(), []
-    for path in sys.path:
-        if isinstance(path, str):
-            listing = listings.of(path)
-            folders: dict[str, list[str]] = {}
-            for child in sorted(listing.children):
-                name = _folder_name(child)
-                if name is not None:
-                    folders.setdefault(name, []).append(child)
-            found.extend((listing, name, each) for name, each in folders.items())
-    return found
+    folders: dict[str, list[str]] = {}
+    for child in sorted(listing.children):
+        name = _folder_name(child)
+        if name is not None:
+            folders.setdefault(name, []).append(child)
+    return folders
 
 
 def is_affected(version: str | None, specifier: str) -> bool:
@@ -380,8 +376,9 @@ def _directory_reader(root: str) -> Reader:
 _READING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 
 
-def regular_file(path: str) -> bytes | None:
-    """The first 256 KiB of the file at ``path``; ``None`` when it is no regular file or cannot be read."""
+def regular_file(path: str, limit: int = _METADATA_LIMIT) -> bytes | None:
+    """The first ``limit`` bytes (256 KiB) of the file at ``path``; ``None`` when it is no regular file or cannot be
+    read."""
     try:
         descriptor = os.open(path, _READING)
     except OSError:
@@ -390,7 +387,7 @@ def regular_file(path: str) -> bytes | None:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             return None
-        return os.read(descriptor, min(status.st_size, _METADATA_LIMIT))
+        return os.read(descriptor, min(status.st_size, limit))
     except OSError:
         return None
     finally:

@@ -12,6 +12,7 @@ import zipimport
 
 import pytest
 
+from gpushim.importhook import hooks
 from tests.engine.synthetic import make_patch, registry_for, state_of, write_distribution
 
 
@@ -209,6 +210,66 @@ def test_a_target_a_hook_put_ahead_of_gpushims_finds_is_patched_before_its_impor
         importlib.import_module("synthlibother")
         assert target.import_().compute(1) == 3
         assert state_of(registry)["state"] == "applied"
+    finally:
+        sys.meta_path.remove(hook)
+        registry.unpatch()
+
+
+@pytest.mark.parametrize("statement", ["import {name}", "__import__({name!r})", "from {name} import compute"])
+def test_a_target_imported_straight_after_a_hook_is_put_ahead_of_gpushims_is_patched_before_its_import_returns(
+    target, statement
+):
+    """As ``typeguard.install_import_hook`` then ``import cupy``: no other import reaches gpushim's finder between."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = FindsItsOwn(target.name)
+    sys.meta_path.insert(0, hook)
+    try:
+        exec(statement.format(name=target.name), {})
+        assert (target.module.compute(1), sys.meta_path[1]) == (3, hook)
+    finally:
+        sys.meta_path.remove(hook)
+        registry.unpatch()
+
+
+def test_once_gpushims_finder_has_left_an_import_leaves_the_finders_as_they_are(target, monkeypatch):
+    """After ``unpatch()`` the finder leaves ``sys.meta_path``; the audit hook that put it first stays, idle."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    registry.unpatch()
+    hook = FindsItsOwn(target.name)
+    monkeypatch.setattr(sys, "meta_path", [hook, *(finder for finder in sys.meta_path if finder is not hooks)])
+    exec(f"import {target.name}", {})
+    assert (target.module.compute(1), hooks in sys.meta_path, sys.meta_path[0]) == (2, False, hook)
+
+
+class ImportsWhileFinding:
+    """A hook ahead of gpushim's that imports a module of its own when asked to find ``name``, and finds nothing."""
+
+    def __init__(self, name, syspath):
+        self.name = name
+        self.syspath = syspath
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.name:
+            (self.syspath / "synthhelper.py").write_text("")
+            importlib.invalidate_caches()
+            sys.modules.pop("synthhelper", None)
+            __import__("synthhelper")
+        return None
+
+
+def test_an_import_a_hook_makes_while_it_finds_a_target_does_not_make_that_finding_skip_gpushims_finder(
+    target, syspath
+):
+    """Put first during the hook's own import, gpushim's finder would leave the iteration that is asking the hook
+    to see the hook again and skip gpushim's (``importlib.import_module`` raises no audit event for its module)."""
+    registry = registry_for(make_patch(target))
+    registry.patch()
+    hook = ImportsWhileFinding(target.name, syspath)
+    sys.meta_path.insert(0, hook)
+    try:
+        assert target.import_().compute(1) == 3
     finally:
         sys.meta_path.remove(hook)
         registry.unpatch()
