@@ -13,36 +13,16 @@ import zipfile
 
 import pytest
 
-from gpushim import catalogue, plugins
+from gpushim import plugins
 from tests.engine.synthetic import write_record
+from tests.plugins.sites import ACME, NEW_LIBRARY, OWN, distribution
 from tests.support import run_python
-
-OWN = catalogue.discover("gpushim.patches")
-
-
-def distribution(site, name, entry_points, files):
-    dist_info = site / f"{name.replace('-', '_')}-1.0.dist-info"
-    dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (dist_info / "entry_points.txt").write_text(entry_points)
-    for path, text in files.items():
-        (site / path).parent.mkdir(parents=True, exist_ok=True)
-        (site / path).write_text(text)
 
 
 @pytest.fixture
 def site(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     return tmp_path
-
-
-NEW_LIBRARY = {
-    "fixes/__init__.py": "raise RuntimeError('executed')\n",
-    "fixes/patches/__init__.py": "raise RuntimeError('executed')\n",
-    "fixes/patches/lib/__init__.py": 'TARGET = "lib"  # the module\nDISTRIBUTIONS = ("lib-dist",)\n',
-    "fixes/patches/lib/one.py": "",
-    "fixes/patches/lib/_helpers.py": "",
-}
 
 
 def test_a_new_library_is_read_from_its_init_without_executing_anything(site):
@@ -108,9 +88,6 @@ def test_only_the_first_install_of_a_distribution_counts(tmp_path, monkeypatch):
     distribution(second, "acme-fixes", "[gpushim.patches]\nacme = fixes.patches\n", NEW_LIBRARY)
     monkeypatch.setattr(sys, "path", [str(first), str(second)])
     assert plugins.declarations() == []
-
-
-ACME = "[gpushim.patches]\nacme = fixes.patches\n"
 
 
 def _entry_points_a_directory(site):

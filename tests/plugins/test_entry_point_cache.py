@@ -15,7 +15,7 @@ import time
 import pytest
 
 from gpushim import entrycache, plugins
-from tests.plugins.test_discovery import ACME, NEW_LIBRARY, OWN, distribution
+from tests.plugins.sites import ACME, NEW_LIBRARY, OWN, distribution
 
 ZETA = {path.replace("fixes", "zeta").replace("one", "two"): text for path, text in NEW_LIBRARY.items()}
 ZETA_ENTRY_POINTS = "[gpushim.patches]\nzeta = zeta.patches\n"
