@@ -53,7 +53,7 @@ patch = Patch(
 )
 
 # Mixed into the hash of every adjoint that may multiply matrices; a change to the code below must change it.
-_HASH_SALT = b"gpushim warp.mat_mul_float64_fma 1"
+_HASH_SALT = b"gpushim warp.mat_mul_float64_fma 2"
 
 _RELEASED = {
     "mat.h": [
@@ -131,7 +131,7 @@ inline CUDA_CALLABLE Type gpushim_mat_ddot(const mat_t<Rows,Cols,Type>& a, const
     Type r(0);
     for (unsigned i = 0; i < Rows; ++i)
         for (unsigned j = 0; j < Cols; ++j)
-            r = gpushim_multiply_add<Type>(a.data[i][j], b.data[i][j], r);
+            r = gpushim_multiply_add(a.data[i][j], b.data[i][j], r);
     return r;
 }
 
