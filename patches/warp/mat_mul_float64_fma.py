@@ -195,8 +195,10 @@ def _probe():
         "out": warp.array(dtype=matrix),
     }
     product = warp.kernel(product)
-    a = warp.array([matrix(1.000000001, 1.0, 0.0, 1.0)], dtype=matrix, device="cpu")
-    b = warp.array([matrix(1.0, 0.0, 1.000000001, 1.0)], dtype=matrix, device="cpu")
+    import numpy
+
+    a = warp.array(numpy.array([[[1.000000001, 1.0], [0.0, 1.0]]]), dtype=matrix, device="cpu")
+    b = warp.array(numpy.array([[[1.0, 0.0], [1.000000001, 1.0]]]), dtype=matrix, device="cpu")
     out = warp.zeros(1, dtype=matrix, device="cpu")
     warp.launch(product, dim=1, inputs=[a, b, out], device="cpu")
     entry = float(out.numpy()[0][0][0])
