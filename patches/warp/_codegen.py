@@ -20,6 +20,7 @@ import sys
 import threading
 from types import ModuleType
 
+import gpushim
 from gpushim import Parameters, TargetMismatch, expect, expect_same
 
 _HASH_ADJOINT = Parameters("adj")  # after self
@@ -109,6 +110,7 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     hashed are unloaded (Warp's own ``Module.unload``, as when a kernel is
     redefined).
     """
+    salt += f"gpushim {gpushim.__version__}".encode()  # an upgrade of gpushim may change what a patch generates
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
 
     def changed(adj) -> bool:

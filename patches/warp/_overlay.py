@@ -27,6 +27,7 @@ only: :func:`~gpushim.patches.warp._codegen.key_builds_apart` salts it.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from gpushim import TargetMismatch, expect
@@ -102,6 +103,7 @@ def overlay(
     the include.
     """
     codegen, context = codegen_and_context(warp)
+    renamed = list(renamed)
     for name, functions in expects.items():
         source = native_header(warp, name)
         for function in functions:
@@ -112,4 +114,6 @@ def overlay(
         journal.replace(codegen, name, Inserted(expect(codegen, name, str), INCLUDE, before, code))
     for function, name in renamed:
         journal.replace(function, "native_func", Renamed(expect(function, "native_func", str), name))
-    key_builds_apart(context, journal, salt, changes)
+    # The overlay's own text keys its builds too: a gpushim that changes it never gets an older build.
+    text = "\n".join([before, code, *(name for _, name in renamed)]).encode()
+    key_builds_apart(context, journal, salt + hashlib.sha256(text).digest(), changes)
