@@ -9,7 +9,7 @@ often, two or three at times.
 from __future__ import annotations
 
 import gpushim
-from gpushim.patches.warp.shared_function_adjoint import _shared_helper_gradient, patch
+from gpushim.patches.warp.shared_function_adjoint import _TRIES, _shared_helper_gradient, patch
 from tests.support import applied, gate, record_corpus, run_python
 
 GATE = gate(patch)
@@ -20,17 +20,15 @@ import warp  # noqa: E402
 warp.config.quiet = True
 warp.init()
 
-TRIES = 16
-
 
 def forward_only_first_gradient(name: str) -> float:
-    """The gradient through the shared functions in the first of up to :data:`TRIES` fresh modules built in the
+    """The gradient through the shared functions in the first of up to ``_TRIES`` fresh modules built in the
     order that shows the bug."""
-    for attempt in range(TRIES):
+    for attempt in range(_TRIES):
         forward_only_first, gradient = _shared_helper_gradient(warp, numpy, f"{name}_{attempt}")
         if forward_only_first:
             return gradient
-    raise AssertionError(f"no module of {TRIES} built its forward-only kernel first")
+    raise AssertionError(f"no module of {_TRIES} built its forward-only kernel first")
 
 
 @GATE.affected_only
