@@ -41,7 +41,9 @@ already cached by an unpatched process is not keyed apart.
 
 The probe.  ``fwd_only`` and ``bwd`` sharing ``helper`` and ``leaf``, in a
 fresh module each try, until a try whose forward-only kernel comes first:
-``x.grad`` must be 6.0 there.
+``x.grad`` must be 6.0 there.  Only that try builds its module, so that a
+later process never loads, under the same name, a build made in the order
+that hides the bug.
 """
 
 import ast
@@ -105,19 +107,21 @@ def _probe():
     warp.init()
     if "used_by_backward_kernel" not in codegen_and_context(warp)[1].ModuleBuilder.build_kernel.__code__.co_names:
         return None  # before 1.9.0 every function generates its adjoint
-    for attempt in range(_TRIES):
-        forward_only_first, gradient = _shared_helper_gradient(warp, numpy, f"gpushim_shared_adjoint_{attempt}")
-        if gradient != 6.0:
-            return f"the gradient through a function a forward-only kernel built first is {gradient}, not 6.0"
-        if forward_only_first:
-            return None
+    tries = (_shared_helper_gradient(warp, numpy, f"gpushim_shared_adjoint_{attempt}") for attempt in range(_TRIES))
+    gradient = next((gradient for gradient in tries if gradient is not None), 6.0)
+    if gradient != 6.0:
+        return f"the gradient through a function a forward-only kernel built first is {gradient}, not 6.0"
     return None
 
 
 def _shared_helper_gradient(warp, numpy, module):
-    """Whether the forward-only kernel came first in a fresh ``module``, and the gradient the other one gives.
+    """The gradient the differentiable kernel gives where a fresh ``module`` has its forward-only kernel first; None,
+    and nothing built, where it has not.
 
-    The kernels' decorators set ``enable_backward``, as a user's do, so a
+    Warp's module hash does not depend on the order, so a build in the other
+    order, cached by an earlier process, would be loaded in its place: under
+    each name only builds in the order that shows the bug are made.  The
+    kernels' decorators set ``enable_backward``, as a user's do, so a
     patched process keys their builds apart from an unpatched one's.
     """
 
@@ -142,7 +146,8 @@ def _shared_helper_gradient(warp, numpy, module):
         tid = warp.tid()
         y[tid] = helper(x[tid])
 
-    forward_only_first = next(iter(home._live_kernels)) is fwd_only
+    if next(iter(home._live_kernels)) is not fwd_only:
+        return None
     x = warp.array(numpy.array([3.0], numpy.float32), dtype=float, requires_grad=True, device="cpu")
     y = warp.zeros_like(x)
     warp.launch(fwd_only, dim=1, inputs=[x], outputs=[y], device="cpu")
@@ -150,4 +155,4 @@ def _shared_helper_gradient(warp, numpy, module):
     with tape:
         warp.launch(bwd, dim=1, inputs=[x], outputs=[y], device="cpu")
     tape.backward(grads={y: warp.ones_like(y)})
-    return forward_only_first, float(x.grad.numpy()[0])
+    return float(x.grad.numpy()[0])
