@@ -71,12 +71,14 @@ def affected_ends(patch: Patch, distribution: str) -> set[str]:
 
 
 def probed_releases(patch: Patch, distribution: str, installed: str) -> set[str]:
-    """The releases where the contract asks ``patch``'s probe: those in its range, affected or not backported, and
-    the ones next to them among the matrix's releases of ``distribution`` and the ``installed`` one.
+    """The releases where the contract asks ``patch``'s probe: the lowest and highest in its range, affected or not
+    backported, and the one next to each outside it, among the matrix's releases of ``distribution`` and the
+    ``installed`` one.
 
-    A probe tells something at its range's releases and just outside its ends;
-    further out it repeats what the release next to the end showed, at the
-    cost of an interpreter importing the target in each of four ways.
+    A probe tells something at its range's ends and just outside them; in
+    between, the contract's other checks show the patch applies as it does at
+    the ends, and each probe asked there costs an interpreter importing the
+    target in each of four ways.
     """
     from packaging.version import Version
 
@@ -84,8 +86,11 @@ def probed_releases(patch: Patch, distribution: str, installed: str) -> set[str]
 
     specifiers = [patch.affected, *patch.not_backported]
     releases = sorted({*_matrix_releases(distribution), installed}, key=Version)
-    inside = [any(is_affected(release, specifier) for specifier in specifiers) for release in releases]
-    return {release for index, release in enumerate(releases) if any(inside[max(index - 1, 0) : index + 2])}
+    inside = [index for index, release in enumerate(releases) if any(is_affected(release, s) for s in specifiers)]
+    if not inside:
+        return set()
+    ends = (inside[0] - 1, inside[0], inside[-1], inside[-1] + 1)
+    return {releases[index] for index in ends if 0 <= index < len(releases)}
 
 
 @functools.lru_cache(maxsize=None)

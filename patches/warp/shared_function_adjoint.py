@@ -107,7 +107,7 @@ def _probe():
     warp.init()
     if "used_by_backward_kernel" not in codegen_and_context(warp)[1].ModuleBuilder.build_kernel.__code__.co_names:
         return None  # before 1.9.0 every function generates its adjoint
-    tries = (_shared_helper_gradient(warp, numpy, f"gpushim_shared_adjoint_{attempt}") for attempt in range(_TRIES))
+    tries = (_shared_helper_gradient(warp, numpy, f"gpushim_forward_only_first_{attempt}") for attempt in range(_TRIES))
     gradient = next((gradient for gradient in tries if gradient is not None), 6.0)
     if gradient != 6.0:
         return f"the gradient through a function a forward-only kernel built first is {gradient}, not 6.0"

@@ -3,8 +3,8 @@
 The checks are :class:`gpushim.testing.Contract`'s, the same that a
 distribution adding patches runs on its own; the state each patch must
 reach is derived from its declaration and the cell's installed releases.
-A patch's probe is asked in the cells of its range and in those next to its
-ends; in the others its checks that need no probe run.
+A patch's probe is asked in the cells at its range's ends and in those next
+to them; in the others its checks that need no probe run.
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ class TestContract(Contract):
 
 @functools.lru_cache(maxsize=None)
 def unprobed_because(id: str) -> str:
-    """The probes are asked in the cells of their range and next to its ends (:func:`probed_releases`)."""
+    """The probes are asked in the cells at their range's ends and next to them (:func:`probed_releases`)."""
     record = gpushim.record(id)
     distribution, installed = record["distribution"], record["installed_version"]
     if installed is None or installed in probed_releases(gpushim.registry()[id], distribution, installed):
         return ""
     return (
-        f"{distribution} {installed} is neither in the range of {id} nor next to it: the cells that are ask its probe"
+        f"{distribution} {installed} is neither an end of the range of {id} nor next to one: the cells that are ask its"
+        " probe"
     )

@@ -43,13 +43,13 @@ def test_a_stub_build_cached_by_an_unpatched_process_is_not_reused_with_gpushim(
     probe = "import gpushim; print('@@', gpushim.registry()['warp.shared_function_adjoint'].probe())"
     env = {"WARP_CACHE_PATH": str(tmp_path)}
     without = run_python(f"import warp\n{probe}", env)
-    built = sorted(path.name for path in tmp_path.rglob("wp_gpushim_shared_adjoint_*"))
+    built = sorted(path.name for path in tmp_path.rglob("wp_gpushim_forward_only_first_*"))
     with_gpushim = run_python(f"import gpushim.auto\n{probe}", env)
     assert [finished.stdout.splitlines()[-1] for finished in (without, with_gpushim)] == [
         "@@ the gradient through a function a forward-only kernel built first is 0.0, not 6.0",
         "@@ None",
     ], without.stderr + with_gpushim.stderr
-    assert not set(path.name for path in tmp_path.rglob("wp_gpushim_shared_adjoint_*")) <= set(built)
+    assert not set(path.name for path in tmp_path.rglob("wp_gpushim_forward_only_first_*")) <= set(built)
 
 
 @GATE.unaffected_only
