@@ -35,7 +35,9 @@ class Gate:
     the one the patch's outcomes are compared with (``matrix/*.toml``);
     ``at_an_end`` whether it is affected and the lowest or highest release of
     the matrix's cells in the patch's range, where proofs too costly for
-    every cell run.
+    every cell run.  The corpus ``records`` there and on the reference: a
+    release between the ends runs the same patched code, and the corpus
+    builds the most kernels of a patch's tests.
     """
 
     def __init__(self, patch: Patch) -> None:
@@ -47,11 +49,12 @@ class Gate:
         self.affected = self.state in (INACTIVE, PENDING, APPLIED, OPT_IN)
         self.reference = "-".join(self.release) == reference_of(patch.id)
         self.at_an_end = self.affected and self.release[1] in affected_ends(patch, self.release[0])
+        self.records = self.at_an_end or self.reference
         name = " ".join(self.release)
         self.affected_only = pytest.mark.skipif(not self.affected, reason=f"{name} does not have the bug here")
         self.unaffected_only = pytest.mark.skipif(self.affected, reason=f"{name} has the bug")
         self.recorded_only = pytest.mark.skipif(
-            not (self.affected or self.reference), reason=f"{name} is neither affected nor the reference"
+            not self.records, reason=f"{name} is neither an end of the range nor the reference"
         )
         self.ends_only = pytest.mark.skipif(
             not self.at_an_end, reason=f"{name} is not the lowest or highest affected release of the matrix"

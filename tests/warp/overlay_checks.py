@@ -14,9 +14,8 @@ subclass sets:
   :func:`tests.warp.kernel_cache.kernel_cache` and the values it prints
   without and with the fix.
 
-The proofs that start interpreters run at the ends of the patch's range in
-the matrix only; the faithful corpus on every affected release and the
-reference.
+The proofs run at the ends of the patch's range in the matrix only, the
+faithful corpus there and on the reference.
 """
 
 from __future__ import annotations
@@ -81,9 +80,9 @@ class OverlayChecks:
         assert not any(self.patch.id in getattr(codegen, name) for name in ("cpu_module_header", "cuda_module_header"))
 
     def test_faithful_corpus_matches_the_fixed_release(self, request):
-        """Recorded patched on affected releases and unpatched on the reference; the matrix compares the files."""
-        if not (self.gate.affected or self.gate.reference):
-            pytest.skip(f"{' '.join(self.gate.release)} is neither affected nor the reference")
+        """Recorded patched at the range's ends and unpatched on the reference; the matrix compares the files."""
+        if not self.gate.records:
+            pytest.skip(f"{' '.join(self.gate.release)} is neither an end of the range nor the reference")
         if self.gate.affected:
             request.getfixturevalue("gpushim_patched")
         outcomes = sys.modules[self.corpus].run_corpus()

@@ -85,7 +85,7 @@ print("@@dot", dot.col(0).numpy()[0], flush=True)
 """
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_patched_and_unpatched_processes_share_one_kernel_build(tmp_path):
     """The fix is in the launch: the builds of the linear module serve both kinds of process."""
     script = tmp_path / "dot.py"

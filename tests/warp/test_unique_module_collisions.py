@@ -4,7 +4,8 @@ Unique modules live as long as their process, so the corpus
 (``tests/warp/unique_corpus.py``) runs in fresh interpreters, and these all
 share one kernel cache directory of their own, alternating unpatched and
 patched: the runs are the needed and effective proofs and, at once, the
-proof that neither kind of process is served the other's build.
+proof that neither kind of process is served the other's build, made at the
+range's ends (each run builds every kernel of the corpus).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def runs(tmp_path_factory):
     return [corpus(cache, *arguments) for arguments in ([], ["gpushim first"], [], ["gpushim after"])]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_the_second_kernel_of_a_factory_runs_the_first_ones_values_or_callee(runs):
     outcomes, state, _ = runs[0]
     collided = COLLIDED_1_10_0 if GATE.release[1] == "1.10.0" else COLLIDED
@@ -73,7 +74,7 @@ def test_needed_the_second_kernel_of_a_factory_runs_the_first_ones_values_or_cal
     assert {name: outcomes[name] for name in collided} == collided
 
 
-@GATE.affected_only
+@GATE.ends_only
 @pytest.mark.parametrize("run", [1, 3], ids=["gpushim first", "warp first"])
 def test_effective_each_kernel_runs_its_own_values_and_callee(runs, run):
     outcomes, state, _ = runs[run]
@@ -82,7 +83,7 @@ def test_effective_each_kernel_runs_its_own_values_and_callee(runs, run):
     assert all(outcomes.values())
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_a_shared_kernel_cache_serves_each_kind_of_process_its_own_builds(runs):
     """Unpatched builds keep their names; patched builds get other names, so each is found again, never the other."""
     (first, _, compiled), (second, _, compiled_patched), (third, _, again), (fourth, _, again_patched) = runs
