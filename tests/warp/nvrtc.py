@@ -1,32 +1,48 @@
-"""The real NVRTC compiling the CUDA source Warp generates for a module, on a machine without a device.
+"""The real NVRTC compiling the CUDA source Warp generates for a kernel, on a machine without a device.
 
 NVRTC is a library that needs no driver: the ``nvidia-cuda-nvrtc-cu12``
-wheel compiles on any machine.  Warp's CUDA build hands it the module's
+wheel compiles on any machine.  Warp's CUDA build hands it a module's
 source, which ``ModuleBuilder.codegen("cuda")`` generates
 (``codegen.cuda_module_header`` and the module's code), with the release's
 ``warp/native`` headers on the include path: :func:`cuda_source` has Warp
-generate it, and :func:`rejection` compiles it with the options Warp gives NVRTC in release mode, for
-:data:`ARCH`.  Patches that change Warp's CUDA source (an overlay, the
-int64 add) compile here in every cell that installs the wheel; a device
-only runs what compiles.
+generate it for a module of one kernel, and :func:`rejection` compiles it
+with the options Warp gives NVRTC in release mode, for :data:`ARCH`.
+Patches that change Warp's CUDA source (an overlay, a helper in the
+module, a code generator's wrapper) compile here at the ends of their
+ranges, in the cells that install the wheel; a device only runs what
+compiles.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
+import re
+import sys
 from pathlib import Path
+
+from tests.support import applied
 
 ARCH = "compute_80"
 BLOCK_DIM = 256
+_MODULES = itertools.count()
 
 
 def cuda_source(warp, kernel) -> str:
-    """The CUDA source Warp's build hands NVRTC for the module of ``kernel``: its header, then its generated code."""
-    import sys
+    """The CUDA source Warp's build hands NVRTC for ``kernel`` (and its overloads): the header, then the code.
 
+    The kernel is declared again, from its function, options and overloads,
+    in a Warp module of its own: the other kernels of its Python module stay
+    out, some of which a release cannot build for CUDA at all (``a[i] += x``
+    on int64 before 1.7: CUDA has no ``atomicAdd`` of ``long long``).
+    """
     context = sys.modules[warp.launch.__module__]
+    module = context.get_module(f"gpushim_nvrtc_{next(_MODULES)}")
+    alone = context.Kernel(kernel.func, key=kernel.key, module=module, options=kernel.options)
+    for overload in kernel.overloads.values():
+        alone.add_overload(list(overload.adj.arg_types.values()))
     options = {**kernel.module.options, "block_dim": BLOCK_DIM, "output_arch": int(ARCH.rpartition("_")[2])}
-    return context.ModuleBuilder(kernel.module, options).codegen("cuda")
+    return context.ModuleBuilder(module, options).codegen("cuda")
 
 
 def _nvrtc() -> ctypes.CDLL:
@@ -66,7 +82,30 @@ def rejection(warp, source: str) -> str | None:
 
 
 def assert_compiles_for_cuda(warp, kernel, patch) -> None:
-    """The CUDA source of ``kernel``'s module holds ``patch``'s code (its id, in a comment) and NVRTC compiles it."""
+    """The CUDA source of ``kernel`` holds ``patch``'s code (its id, in a comment) and NVRTC compiles it."""
     source = cuda_source(warp, kernel)
     assert patch.id in source
     assert rejection(warp, source) is None
+
+
+def assert_generates_other_cuda_that_compiles(warp, kernel, patch) -> None:
+    """With ``patch`` applied, Warp generates CUDA for ``kernel`` that the release does not, and NVRTC compiles it.
+
+    For a patch of Warp's code generator, whose code carries no name of its
+    own.  The release generates other code for the kernel, or refuses it (a
+    ``RuntimeError``, as Warp's code generator raises).  The sources are
+    compared without the 8 hexadecimal digits of Warp's hashes in names: a
+    patch that keys its builds apart changes them, whatever it generates.
+    """
+    with applied(patch):
+        patched = cuda_source(warp, kernel)
+    try:
+        released = cuda_source(warp, kernel)
+    except RuntimeError:
+        released = None
+    assert released is None or _unhashed(released) != _unhashed(patched)
+    assert rejection(warp, patched) is None
+
+
+def _unhashed(source: str) -> str:
+    return re.sub(r"_[0-9a-f]{8}(?![0-9A-Za-z])", "_<hash>", source)

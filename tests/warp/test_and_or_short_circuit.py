@@ -21,6 +21,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.and_or_short_circuit import patch
 from tests.support import ROOT, answer_in_fresh_python, applied, gate, record_faithful, run_python
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 ENABLE = {"GPUSHIM_ENABLE": patch.id}
@@ -232,6 +233,12 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 )
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     assert_rebuilt_in_process(cache_script, EVERY_VALUES, SHORT_VALUES)
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc(monkeypatch):
+    monkeypatch.setenv("GPUSHIM_ENABLE", patch.id)
+    assert_generates_other_cuda_that_compiles(warp, operations, patch)
 
 
 @GATE.affected_only

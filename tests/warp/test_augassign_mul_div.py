@@ -18,6 +18,7 @@ import pytest
 from gpushim.patches.warp.augassign_mul_div import patch
 from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -311,6 +312,11 @@ def test_the_warning_is_printed_only_when_verbose_as_in_1_4_2(verbose, capsys, m
     finally:
         module.mark_modified()
     assert ("Warning: in-place op <ast.Mult object at" in capsys.readouterr().out) is verbose
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, mul_div, patch)
 
 
 @GATE.recorded_only

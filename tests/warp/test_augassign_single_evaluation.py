@@ -20,6 +20,7 @@ from gpushim.patches.warp.augassign_mul_div import patch as mul_div
 from gpushim.patches.warp.augassign_single_evaluation import patch
 from tests.support import applied, corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -251,6 +252,11 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 @GATE.ends_only
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     assert_rebuilt_in_process(cache_script, TWICE_VALUES, ONCE_VALUES)
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, statements, patch)
 
 
 @GATE.unaffected_only

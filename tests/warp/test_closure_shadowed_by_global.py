@@ -18,6 +18,7 @@ import pytest
 
 from gpushim.patches.warp.closure_shadowed_by_global import patch
 from tests.support import corpus_in_fresh_python, gate, record_corpus, run_python
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -288,6 +289,11 @@ def test_effective_with_gpushim_imported_before_warp():
     assert state == "applied"
     assert writes(outcomes, TELLING) == {name: fixed for name, (_, fixed) in TELLING.items()}
     assert writes(outcomes, UNTOUCHED) == UNTOUCHED
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, warp.kernel(int_closure()[0]), patch)
 
 
 @GATE.recorded_only

@@ -18,6 +18,7 @@ import pytest
 import gpushim
 from gpushim.patches.warp.component_write_adjoint import patch
 from tests.support import gate, record_corpus, run_python
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -319,6 +320,12 @@ def test_patched_and_unpatched_processes_sharing_a_kernel_cache_never_reuse_each
     # both builds stay in the cache (in a folder per release from 1.13), one with the helper 1.14.0 adds to array.h
     builds = [path for path in cache.rglob("wp___main___*.cpp")]
     assert sorted("adj_array_store_slot" in path.read_text() for path in builds) == [False, True]
+
+
+@GATE.affected_only
+@ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(wp, composites, patch)
 
 
 @GATE.recorded_only

@@ -16,6 +16,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.conditional_expression_loads import patch
 from tests.support import ROOT, assert_unchanged_by, corpus_in_fresh_python, gate, record_faithful, run_python
 from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -148,6 +149,11 @@ def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cach
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
     (wrong, _), *_ = cache_script()
     assert_rebuilt_in_process(cache_script, wrong, RIGHT)
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, guarded, patch)
 
 
 @GATE.unaffected_only

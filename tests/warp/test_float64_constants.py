@@ -18,6 +18,7 @@ from packaging.version import Version
 from gpushim.patches.warp.float64_constant_sign import patch as sign_patch
 from gpushim.patches.warp.float64_constants import patch as constants_patch
 from tests.support import Gate, gate, record_corpus, run_python
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 CONSTANTS, SIGN = gate(constants_patch), gate(sign_patch)
 AFFECTED = constants_patch if CONSTANTS.affected else sign_patch if SIGN.affected else None
@@ -193,6 +194,11 @@ def test_effective_with_gpushim_auto_before_or_after_warp(order):
     outcomes, states = corpus_in_fresh_python(prelude, after)
     assert states[AFFECTED.id] == "applied"
     assert outcomes == FIXED
+
+
+@ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, constants, AFFECTED)
 
 
 @pytest.mark.skipif(CONSTANTS.affected or SIGN.affected, reason="a patch applies here")

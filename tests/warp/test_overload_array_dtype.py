@@ -14,6 +14,7 @@ from typing import Any
 from gpushim.patches.warp.overload_array_dtype import patch
 from tests.support import answer_in_fresh_python, applied, assert_unchanged_by, gate, record_corpus
 from tests.warp.kernel_cache import assert_builds_kept_apart, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -100,6 +101,14 @@ def test_effective_each_overload_resolves_by_its_dtype_with_gpushim():
 def test_builds_with_and_without_gpushim_are_kept_apart_in_the_cache(tmp_path):
     """A kernel the release builds right gives the same values both ways, from builds of their own."""
     assert_builds_kept_apart(kernel_cache(tmp_path, SCRIPT), "[6.0]", "[6.0]")
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    kernel = warp.kernel(overloaded)
+    for dtype in (warp.vec3, float):
+        warp.overload(kernel, [warp.array(dtype=dtype), warp.array(dtype=dtype)])
+    assert_generates_other_cuda_that_compiles(warp, kernel, patch)
 
 
 @GATE.unaffected_only

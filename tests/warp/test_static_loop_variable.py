@@ -19,6 +19,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.static_loop_variable import patch
 from tests.support import assert_unchanged_by, corpus_in_fresh_python, gate, record_faithful
 from tests.warp.kernel_cache import assert_builds_kept_apart, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -161,6 +162,11 @@ def test_effective_with_gpushim_imported_before_warp():
 @GATE.ends_only
 def test_a_kernel_built_by_an_earlier_process_without_gpushim_is_not_reused(cache_script):
     assert_builds_kept_apart(cache_script, "[20, 20, 20]", "[0, 10, 20]")
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, warp.kernel(upstream), patch)
 
 
 @GATE.unaffected_only

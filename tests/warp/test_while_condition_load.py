@@ -15,6 +15,7 @@ from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp.while_condition_load import patch
 from tests.support import answer_in_fresh_python, applied, assert_unchanged_by, gate, record_corpus
 from tests.warp.kernel_cache import assert_builds_kept_apart, kernel_cache
+from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 GATE = gate(patch)
 
@@ -145,6 +146,11 @@ def test_effective_while_over_an_element_runs_with_gpushim():
 def test_builds_with_and_without_gpushim_are_kept_apart_in_the_cache(tmp_path):
     """A while loop the release builds gives the same values both ways, from builds of their own."""
     assert_builds_kept_apart(kernel_cache(tmp_path, SCRIPT), "[3, 0]", "[3, 0]")
+
+
+@GATE.ends_only
+def test_the_cuda_build_compiles_the_patched_code_with_nvrtc():
+    assert_generates_other_cuda_that_compiles(warp, warp.kernel(int_element), patch)
 
 
 @GATE.unaffected_only
