@@ -4,12 +4,12 @@ Both give 1.15.0's code for 64-bit constants, on 1.0.0-1.12.0 and on
 1.12.1-1.14.x, so they share one corpus: one kernel, in one Warp module, built
 once per kernel cache.  No string annotations (no ``from __future__ import
 annotations``): Warp before 1.3 evaluates none.  The kernel-cache tests run a
-small script in fresh interpreters sharing one cache directory of their own.
+small script in fresh interpreters sharing one cache directory of their own
+(``tests.warp.kernel_cache``).
 """
 
 import json
 import math
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from packaging.version import Version
 from gpushim.patches.warp.float64_constant_sign import patch as sign_patch
 from gpushim.patches.warp.float64_constants import patch as constants_patch
 from tests.support import Gate, gate, record_corpus, run_python
+from tests.warp.kernel_cache import assert_builds_kept_apart, assert_rebuilt_in_process, kernel_cache
 from tests.warp.nvrtc import assert_generates_other_cuda_that_compiles
 
 CONSTANTS, SIGN = gate(constants_patch), gate(sign_patch)
@@ -261,51 +262,20 @@ def tenth(out: warp.array(dtype=warp.float64)):
     out[1] = warp.float64(-TWO)
 
 
+KERNEL = tenth
+
+
 def run():
     warp.init()  # Warp before 1.2 makes no array before it
     out = warp.zeros(2, dtype=warp.float64, device="cpu")
     warp.launch(tenth, dim=1, inputs=[out], device="cpu")
     print("@@values", repr(out.numpy().tolist()), flush=True)
-
-
-if "gpushim" in sys.argv:
-    import gpushim.auto
-run()
-if "in-process" in sys.argv:
-    import gpushim
-
-    gpushim.patch()
-    run()
 """
 
 
 @pytest.fixture(scope="module")
 def cache_script(tmp_path_factory):
-    """(values, how Warp loaded the module) for each launch of a kernel script, all runs sharing one cache."""
-    folder = tmp_path_factory.mktemp("float64")
-    script = folder / "tenth.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    cache = folder / "kernels"
-    cache.mkdir()
-
-    def run(*arguments: str) -> list:
-        finished = run_python(
-            f"import sys; sys.argv = {[str(script), *arguments]!r}; "
-            f"sys.path.insert(0, {str(ROOT)!r}); exec(compile(open({str(script)!r}).read(), {str(script)!r}, 'exec'))",
-            env={"WARP_CACHE_PATH": str(cache)},
-        )
-        assert finished.returncode == 0, finished.stderr
-        launches, loaded = [], "reused in memory"
-        for line in finished.stdout.splitlines():
-            if line.startswith("Module __main__"):
-                loaded = "compiled" if "(compiled)" in line else "cached" if "(cached)" in line else line
-            elif line.startswith("@@values"):
-                launches.append((line[9:], loaded))
-                loaded = "reused in memory"
-        return launches
-
-    run.cache = cache
-    return run
+    return kernel_cache(tmp_path_factory.mktemp("float64"), SCRIPT)
 
 
 def script_values(fixed: bool) -> str:
@@ -317,24 +287,13 @@ def script_values(fixed: bool) -> str:
 
 @ends_only
 def test_a_kernel_cache_shared_with_unpatched_processes_never_serves_the_other_build(cache_script):
-    wrong, right = script_values(fixed=False), script_values(fixed=True)
-    assert cache_script()[0][0] == wrong
-    assert cache_script("gpushim")[0][0] == right
-    if Version(AFFECTED_RELEASE) < Version("1.3.0"):  # Warp 1.0 to 1.2 say neither "compiled" nor "cached"
-        assert [cache_script()[0][0], cache_script("gpushim")[0][0]] == [wrong, right]
-        return
-    assert cache_script() == [(wrong, "cached")]
-    assert cache_script("gpushim") == [(right, "cached")]
-    builds = [
-        path for path in cache_script.cache.rglob("wp___main___*") if path.is_dir()
-    ]  # in a folder per release from 1.14
-    assert len(builds) == 2
+    assert_builds_kept_apart(cache_script, script_values(fixed=False), script_values(fixed=True))
 
 
 @ends_only
+@pytest.mark.skipif(
+    Version(AFFECTED_RELEASE) < Version("1.4.0"),
+    reason="before 1.4.0 a module loaded before gpushim.patch() keeps its build (not backported)",
+)
 def test_a_kernel_built_in_this_process_before_gpushim_patch_is_rebuilt(cache_script):
-    launches = cache_script("in-process")
-    if Version(AFFECTED_RELEASE) < Version("1.4.0"):
-        pytest.skip("before 1.4.0 a module loaded before gpushim.patch() keeps its build (not backported)")
-    assert [values for values, _ in launches] == [script_values(fixed=False), script_values(fixed=True)]
-    assert launches[1][1] in ("compiled", "cached")
+    assert_rebuilt_in_process(cache_script, script_values(fixed=False), script_values(fixed=True))
