@@ -36,14 +36,9 @@ pytestmark = pytest.mark.skipif(
 import numpy as np  # noqa: E402
 import warp as wp  # noqa: E402
 
+from tests.warp.counted_calls import counted, cpu, launch_taped  # noqa: E402
+
 wp.config.quiet = True
-
-
-@wp.func
-def counted(calls: wp.array(dtype=wp.int32), slot: int, x: float):
-    wp.atomic_add(calls, slot, 1)
-    return x
-
 
 # Each statement, the patch whose form it is, in the order of its slot in ``calls`` and its column of ``x``.
 STATEMENTS = {
@@ -89,22 +84,11 @@ def assignments(
 def run_kernel() -> dict:
     """Per statement: its calls, the value it left and x's gradient through it, per thread."""
     wp.init()
-    getattr(assignments.module, "mark_modified", assignments.module.unload)()  # up to 1.3, unload
-
-    def cpu(values, dtype=float):
-        return wp.array(np.array(values, dtype=np.float32), dtype=dtype, device="cpu", requires_grad=True)
-
-    calls = wp.zeros(len(STATEMENTS), dtype=wp.int32, device="cpu")
     x = cpu(np.arange(2.0, 18.0).reshape(2, 8))
     outputs = [cpu([10.0, 20.0]), cpu([30.0, 40.0]), cpu([5.0, 6.0]), cpu([8.0, 9.0])]
     y = cpu(np.zeros((2, 3)), wp.vec3)
     vw = cpu(np.zeros((2, 3)))
-    tape = wp.Tape()
-    with tape:
-        wp.launch(assignments, dim=2, inputs=[calls, x, *outputs, y, vw], device="cpu")
-    forward = calls.numpy().tolist()
-    seeds = {array: cpu(np.ones(array.numpy().shape, dtype=np.float32), array.dtype) for array in (*outputs, y, vw)}
-    tape.backward(grads=seeds)
+    forward = launch_taped(assignments, len(STATEMENTS), [x, *outputs, y, vw], [*outputs, y, vw])
     a, b, c, d = (array.numpy().tolist() for array in outputs)
     values = [a, b, vw.numpy()[:, 0].tolist(), c, d, vw.numpy()[:, 1].tolist(), vw.numpy()[:, 2].tolist()]
     values.append(y.numpy()[:, 1].tolist())

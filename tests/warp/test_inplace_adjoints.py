@@ -22,14 +22,9 @@ GATE = gate(patch)
 import numpy as np  # noqa: E402
 import warp as wp  # noqa: E402
 
+from tests.warp.counted_calls import counted, cpu, launch_taped  # noqa: E402
+
 wp.config.quiet = True
-
-
-@wp.func
-def counted(calls: wp.array(dtype=wp.int32), slot: int, x: float):
-    wp.atomic_add(calls, slot, 1)
-    return x
-
 
 # The statements of the corpus, in the order of their slots in ``calls``.
 STATEMENTS = [
@@ -72,14 +67,8 @@ def inplace(
 
 
 def run_corpus() -> dict:
-    """Values, gradients and the forward pass's calls per statement; the module is hashed anew first."""
-    wp.init()
-    getattr(inplace.module, "mark_modified", inplace.module.unload)()  # up to 1.3, unload
-
-    def cpu(values, dtype=float):
-        return wp.array(np.array(values, dtype=np.float32), dtype=dtype, device="cpu", requires_grad=True)
-
-    calls = wp.zeros(len(STATEMENTS), dtype=wp.int32, device="cpu")
+    """Values, gradients and the forward pass's calls per statement."""
+    wp.init()  # Warp 1.2.0 makes no array before it
     arrays = {
         "x": cpu([1.0, 2.0]),
         "a": cpu([10.0, 20.0]),
@@ -88,12 +77,8 @@ def run_corpus() -> dict:
         "ov": cpu(np.zeros((2, 3)), wp.vec3),
         "om": cpu(np.zeros((2, 2, 2)), wp.mat22),
     }
-    tape = wp.Tape()
-    with tape:
-        wp.launch(inplace, dim=2, inputs=[calls, *arrays.values()], device="cpu")
-    forward = calls.numpy().tolist()
     outputs = [array for name, array in arrays.items() if name != "x"]
-    tape.backward(grads={array: cpu(np.ones(array.numpy().shape), array.dtype) for array in outputs})
+    forward = launch_taped(inplace, len(STATEMENTS), list(arrays.values()), outputs)
     return {
         "calls": dict(zip(STATEMENTS, forward)),
         "values": {name: array.numpy().tolist() for name, array in arrays.items()},
