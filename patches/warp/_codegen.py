@@ -110,7 +110,6 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     hashed are unloaded (Warp's own ``Module.unload``, as when a kernel is
     redefined).
     """
-    salt += f"gpushim {gpushim.__version__}".encode()  # an upgrade of gpushim may change what a patch generates
     scanned = {}  # source -> whether the patch may change its code; overloads share their source
 
     def changed(adj) -> bool:
@@ -127,13 +126,19 @@ def key_builds_apart(context, journal, salt: bytes, changes) -> None:
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        return hashlib.sha256(digest + salt).digest() if changed(adj) else digest
+        return salted(digest, salt) if changed(adj) else digest
 
     journal.wrap(context.ModuleHasher, "hash_adjoint", hash_adjoint)
     for module in list(context.user_modules.values()):
         hashed = vars(module)  # a hasher up to 1.5, hashers by device from 1.6
         if hashed.get("hasher") is not None or hashed.get("hashers"):
             module.mark_modified()
+
+
+def salted(digest: bytes, salt: bytes) -> bytes:
+    """Warp's ``digest`` of a build a patch changes, keyed on the patch's ``salt`` and on gpushim's version: an
+    upgrade of gpushim may change what a patch generates."""
+    return hashlib.sha256(digest + salt + f"gpushim {gpushim.__version__}".encode()).digest()
 
 
 def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
@@ -156,7 +161,7 @@ def _key_modules_apart(context, journal, salt: bytes, changed) -> None:
 
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        return hashlib.sha256(digest + salt).digest() if reaches_change(instance, set()) else digest
+        return salted(digest, salt) if reaches_change(instance, set()) else digest
 
     journal.wrap(module_class, "hash_module", hash_module)
     for module in list(context.user_modules.values()):

@@ -53,6 +53,7 @@ probe's module holds a global ``SHADOWED = 17``; it must write 42.
 from __future__ import annotations
 
 from gpushim import Patch, expect, expect_same
+from gpushim.patches.warp._codegen import salted
 
 patch = Patch(
     id="warp.closure_shadowed_by_global",
@@ -140,7 +141,6 @@ def _closure_first_wrapper(original):
 @patch.applier
 def _apply(warp, journal):
     import ast
-    import hashlib
 
     adjoint, module = expect(warp, "codegen.Adjoint", type), expect(warp, "context.Module", type)
     for owner, name in ((adjoint, "emit_Name"), (adjoint, "resolve_path"), (module, "hash_module")):
@@ -176,7 +176,7 @@ def _apply(warp, journal):
 
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        return hashlib.sha256(digest + _HASH_SALT).digest() if shadowing(instance) else digest
+        return salted(digest, _HASH_SALT) if shadowing(instance) else digest
 
     journal.wrap(module, "hash_module", hash_module)
 

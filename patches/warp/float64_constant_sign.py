@@ -41,6 +41,7 @@ the CPU, which must give -2.0.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, expect
+from gpushim.patches.warp._codegen import salted
 
 patch = Patch(
     id="warp.float64_constant_sign",
@@ -62,7 +63,6 @@ _HASH_ADJOINT = Parameters("adj")  # after self
 
 @patch.applier
 def _apply(warp, journal):
-    import hashlib
     import sys
 
     codegen, context, types = (sys.modules.get(f"warp._src.{name}") for name in ("codegen", "context", "types"))
@@ -99,7 +99,7 @@ def _apply(warp, journal):
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        return hashlib.sha256(digest + _HASH_SALT).digest() if references_wide_constant(adj) else digest
+        return salted(digest, _HASH_SALT) if references_wide_constant(adj) else digest
 
     journal.wrap(adjoint, "add_call", add_call)
     journal.wrap(hasher, "hash_adjoint", hash_adjoint)

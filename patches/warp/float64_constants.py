@@ -73,6 +73,7 @@ The probe.  ``wp.float64(0.1)`` in a CPU kernel, which must give 0.1.
 from __future__ import annotations
 
 from gpushim import Parameters, Patch, TargetMismatch, expect
+from gpushim.patches.warp._codegen import salted
 
 patch = Patch(
     id="warp.float64_constants",
@@ -137,7 +138,6 @@ def _calls_constructor(tree, names: dict, wide: tuple) -> bool:
 
 @patch.applier
 def _apply(warp, journal):
-    import hashlib
     import sys
     import weakref
 
@@ -190,9 +190,9 @@ def _apply(warp, journal):
     if "add_constant" in expect(adjoint, "emit_UnaryOp", callable).__code__.co_names:  # it folds -c, from 1.6.0
         _negate_only_numbers(adjoint, journal)
     if hasattr(context, "ModuleHasher"):
-        _salt_adjoints(context, wide, journal, hashlib)
+        _salt_adjoints(context, wide, journal)
     else:
-        _salt_modules(context, tuple(wide.values()), journal, hashlib)
+        _salt_modules(context, tuple(wide.values()), journal)
 
 
 def _negate_only_numbers(adjoint, journal):
@@ -233,7 +233,7 @@ def _binding(add_call):
     raise TargetMismatch(f"Adjoint.add_call takes none of {' or '.join(f'({p})' for p, _ in _ADD_CALLS)}")
 
 
-def _salt_adjoints(context, wide, journal, hashlib):
+def _salt_adjoints(context, wide, journal):
     """From 1.4.0: the hash of each kernel or function that calls a 64-bit scalar constructor, or references a
     constant of a 64-bit scalar type (whose negation the patch emits as ``neg``), covers the patch."""
     hasher = expect(context, "ModuleHasher", type)
@@ -249,7 +249,7 @@ def _salt_adjoints(context, wide, journal, hashlib):
     def hash_adjoint(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
         (adj,) = _HASH_ADJOINT.bind(*args, **kwargs)
-        return hashlib.sha256(digest + _HASH_SALT).digest() if changed(adj) else digest
+        return salted(digest, _HASH_SALT) if changed(adj) else digest
 
     journal.wrap(hasher, "hash_adjoint", hash_adjoint)
     for module in list(expect(context, "user_modules", dict).values()):
@@ -258,7 +258,7 @@ def _salt_adjoints(context, wide, journal, hashlib):
             module.mark_modified()
 
 
-def _salt_modules(context, wide, journal, hashlib):
+def _salt_modules(context, wide, journal):
     """Before 1.4.0: the hash of each module whose kernels or functions, or those of a module
     they reference, call one of the three constructors by name covers the patch."""
     module_type = expect(context, "Module", type)
@@ -274,7 +274,7 @@ def _salt_modules(context, wide, journal, hashlib):
 
     def hash_module(wrapped, instance, args, kwargs):
         digest = wrapped(*args, **kwargs)
-        return hashlib.sha256(digest + _HASH_SALT).digest() if constructs(instance, set()) else digest
+        return salted(digest, _HASH_SALT) if constructs(instance, set()) else digest
 
     journal.wrap(module_type, "hash_module", hash_module)
 
