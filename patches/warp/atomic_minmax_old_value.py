@@ -36,9 +36,9 @@ hash of every kernel or function that calls ``atomic_min`` or ``atomic_max``
 differs while the patch is applied.  The patch first checks the released
 functions: the float and double loops and the ones that reach them.
 
-Not backported.  1.11.0 also reformats ``builtin.h``.  Builtins called from
-Python scope are not atomic ones, and ``warp.so``'s own kernels do not call
-these.
+Not backported.  Nothing of the fix: 1.11.0 also reformats the headers
+(clang-format), which changes no function the overlay repeats.  What
+``warp.so`` compiled itself is out of reach, and none of it calls these.
 
 The probe.  ``wp.atomic_min`` and ``wp.atomic_max`` of a float array on
 ``cuda:0``, which must return the old value; without a device it cannot
@@ -65,7 +65,7 @@ patch = Patch(
 _HASH_SALT = b"gpushim warp.atomic_minmax_old_value 1"
 
 _OPERATIONS = {"min": "<", "max": ">"}
-# The float types of builtin.h's compare-and-swap loops, with the conversions each loop calls.
+# The float types of builtin.h's compare-and-swap loops: the suffix of the loop's pointer, the conversions it calls.
 _LOOPS = {
     "float": ("int", "__int_as_float", "__float_as_int"),
     "double": ("ull", "__longlong_as_double", "__double_as_longlong"),
