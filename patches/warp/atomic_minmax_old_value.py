@@ -17,9 +17,9 @@ that ends when its swap succeeded (``git tag --contains``: v1.11.0 first;
 no 1.10.x has it), which NVIDIA/warp@2ac4cf52e, also first in v1.11.0,
 skips where nothing would be stored.  The loop came with
 NVIDIA/warp@8383a769a (v0.5.0 first): every 1.x release before 1.11.0 holds
-it, for float and, from 1.4.0, double.  The bug shows only on a device: on
-the CPU, the matrix shows the CUDA source of 1.2.0 and 1.10.1 calling it
-and the patched one compiling with NVRTC, and 1.11.0's CPU results.
+it, for float and, from 1.4.0, double.  The bug shows only on a device; on
+the CPU the matrix runs the float CUDA functions one thread at a time: those
+of 1.2.0 and 1.10.1 return the value they stored, 1.11.0's the old one.
 
 How the fix works.  An overlay (``_overlay``) on the CUDA build alone:
 after ``builtin.h``, and only where ``__CUDA_ARCH__`` is defined, every
