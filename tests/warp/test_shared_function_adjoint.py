@@ -8,6 +8,9 @@ often, two or three at times.
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import gpushim
 from gpushim.patches.warp.shared_function_adjoint import _TRIES, _shared_helper_gradient, patch
 from tests.support import applied, gate, record_corpus, run_python
@@ -50,6 +53,15 @@ def test_a_stub_build_cached_by_an_unpatched_process_is_not_reused_with_gpushim(
         "@@ None",
     ], without.stderr + with_gpushim.stderr
     assert not set(path.name for path in tmp_path.rglob("wp_gpushim_forward_only_first_*")) <= set(built)
+
+
+@GATE.ends_only
+def test_a_module_whose_differentiable_kernel_comes_first_is_not_built():
+    """Warp's module hash does not depend on the order, so a later process would load such a build, under the same
+    name, in the order that shows the bug, and find no bug: the probe builds a name in that order only."""
+    names = (f"gpushim_test_unbuilt_{uuid.uuid4().hex[:8]}_{attempt}" for attempt in range(_TRIES))
+    name = next(name for name in names if _shared_helper_gradient(warp, numpy, name) is None)
+    assert not list(Path(warp.config.kernel_cache_dir).rglob(f"wp_{name}_*"))
 
 
 @GATE.unaffected_only
