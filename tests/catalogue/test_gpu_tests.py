@@ -4,7 +4,7 @@ A GPU test (marked with ``tests.gpu.on_gpu``, in ``tests/<library>/test_gpu_<pat
 runs only where a device is, so a test written for the releases a patch touches
 and left to run on the others fails first on a GPU host, against a release that
 lacks what it uses.  So each one carries a mark of a :class:`tests.support.Gate`
-(``affected_only``, ``unaffected_only``, ``recorded_only``) of a patch whose CPU
+(``affected_only``, ``ends_only``, ``unaffected_only``, ``recorded_only``) of a patch whose CPU
 tests, ``tests/<library>/test_<patch>.py``, gate with that same mark.  Read from
 the source: the tests of a library are collected only where it is installed.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-MARKS = ("affected_only", "unaffected_only", "recorded_only")
+MARKS = ("affected_only", "ends_only", "unaffected_only", "recorded_only")
 GPU_MODULES = sorted(TESTS.glob("*/test_gpu_*.py"))
 
 

@@ -102,13 +102,13 @@ def run_corpus():
     return outcomes
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_rows_without_a_diagonal_keep_stale_values_without_gpushim():
     matrix = make_matrix(*MATRICES["4x4 scalar, diagonal in rows 0 and 2"])
     assert diagonal(matrix, filled(4, "float32", STALE))["values"] == [1.0, STALE, 3.0, STALE]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_stale_values_are_cleared_with_gpushim():
     matrix = make_matrix(*MATRICES["4x4 scalar, diagonal in rows 0 and 2"])
     with applied(patch):

@@ -136,32 +136,32 @@ def run_corpus():
     return outcomes
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_the_gradient_lands_at_the_destination_offset_without_gpushim():
     assert copied(2, 1, 2, 4, 4, "float32")["src grad"] == [0, 0, 11, 12]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_the_gradient_lands_where_the_copy_read_with_gpushim():
     with applied(patch):
         assert copied(2, 1, 2, 4, 4, "float32")["src grad"] == [0, 12, 13, 0]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_a_longer_source_gets_its_gradient_instead_of_an_error():
     with applied(patch):
         outcome = copied(0, 4, 2, 2, 6, "float32")
     assert outcome["src grad"] == [0, 0, 0, 0, 10, 11]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_a_gradient_through_a_copy_between_kernels_reaches_the_elements_copied():
     with applied(patch):
         outcome = between_kernels()
     assert outcome["x grad"] == [0, 0, 24, 32, 40, 0]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_copies_recorded_before_the_patch_backpropagate_with_it():
     warp = warp_module()
     src = warp.array(values(4, "float32"), device="cpu", requires_grad=True)

@@ -99,7 +99,7 @@ def test_effective_the_uuid_is_the_drivers_with_gpushim(monkeypatch):
     assert driver.uuids_read == [1]
 
 
-@GATE.affected_only
+@GATE.ends_only
 @pytest.mark.parametrize("prelude", ["import gpushim.auto\nimport warp", "import warp\nimport gpushim.auto"])
 def test_effective_with_gpushim_auto_before_or_after_warp(prelude):
     code = (

@@ -77,7 +77,7 @@ def sentinel_diagonal(bsr, length=None):
 
 
 @on_gpu
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_rows_without_a_diagonal_block_keep_the_sentinel_without_gpushim():
     name = "4x4 float32, diagonal in rows 0 and 2"
     assert sentinel_diagonal(device_matrix(name)).tolist() == [1.0, STALE, 3.0, STALE]

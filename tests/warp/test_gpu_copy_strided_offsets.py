@@ -74,7 +74,7 @@ def test_needed_strided_copies_with_offsets_copy_whole_arrays_without_gpushim(tm
 
 
 @on_gpu
-@ADJOINT_GATE.affected_only
+@ADJOINT_GATE.ends_only
 def test_needed_the_gradient_of_a_copy_swaps_its_offsets_without_gpushim(tmp_path):
     result = run_script(REGRESSION_TESTS, tmp_path, gpushim=False)
     assert result["gradients"]["contiguous"] != EXPECTED_GRADIENT

@@ -105,7 +105,7 @@ def history(setting, device) -> list:
 
 
 @on_gpu
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_momentum_acts_as_weight_decay_on_the_device_without_gpushim():
     after = steps([1.0, 2.0], [0.1, 0.2], momentum=0.9, dampening=0.0)
     np.testing.assert_allclose(after, [[0.9, 1.8], [0.809, 1.618]], rtol=1e-5)

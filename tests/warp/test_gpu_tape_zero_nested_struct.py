@@ -132,7 +132,7 @@ def fn(a: A, loss: wp.array(dtype=float)):
 
 
 @on_gpu
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_the_reproducer_keeps_the_nested_gradient_without_gpushim(tmp_path):
     result = run_script(REPRODUCER, tmp_path, gpushim=False)
     assert result["device"].startswith("cuda")

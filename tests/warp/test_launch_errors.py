@@ -142,7 +142,7 @@ def test_unpatch_gives_the_library_its_launcher_back(launcher):
     assert vars(context().runtime.core)[name] is launcher
 
 
-@GATE.affected_only
+@GATE.ends_only
 @pytest.mark.parametrize("prelude", ["import gpushim.auto\nimport warp", "import warp\nimport gpushim.auto"])
 def test_effective_the_launcher_is_checked_whether_warp_initialises_before_or_after(prelude):
     code = (

@@ -83,18 +83,18 @@ def issue_example() -> list:
     return steps
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_momentum_acts_as_weight_decay_without_gpushim():
     assert issue_example() == [[0.9, 1.8], [0.809, 1.618]]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_torch_semantics_with_gpushim():
     with applied(patch):
         assert issue_example() == [[0.99, 1.98], [0.971, 1.942]]
 
 
-@GATE.affected_only
+@GATE.ends_only
 @pytest.mark.parametrize(
     "prelude", ["import gpushim.auto\nimport warp.optim", "import warp.optim\nimport gpushim.auto"]
 )
@@ -103,7 +103,7 @@ def test_effective_with_gpushim_auto_before_or_after_warp_optim(prelude):
     assert answer_in_fresh_python(code, "patch.probe()") is None
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_for_code_that_imports_only_the_module_defining_sgd():
     """From 1.10 that is the private ``warp._src.optim.sgd``, which ``warp.optim`` re-exports."""
     defining = "warp._src.optim.sgd" if importlib.util.find_spec("warp._src") else "warp.optim.sgd"
@@ -111,7 +111,7 @@ def test_effective_for_code_that_imports_only_the_module_defining_sgd():
     assert finished.stdout.split() == ["applied"], finished.stderr[-3000:]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_optimizer_made_before_the_patch_is_fixed_too():
     warp = _warp()
     params = warp.array([1.0, 2.0], dtype=warp.float32, device="cpu")

@@ -379,27 +379,27 @@ def run_corpus():
     }
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_a_numpy_input_gathers_its_own_gradient_without_gpushim():
     outcome = numpy_input_case(double, np.ones(N, dtype=np.float32))
     assert outcome["input"] == [3.0] * N
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_a_numpy_input_is_left_as_it_was_with_gpushim():
     with applied(patch):
         outcome = numpy_input_case(double, np.ones(N, dtype=np.float32))
     assert outcome["input"] == [1.0] * N
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_a_numpy_output_no_longer_seeds_the_gradient_of_its_inputs():
     assert numpy_output_case()["x grad"] == [4.0, 8.0, 12.0, 16.0]
     with applied(patch):
         assert numpy_output_case()["x grad"] == [0.0] * N
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_scalar_and_value_adjoints_given_as_none_are_packed_as_zeros():
     assert all("unable to pack kernel parameter" in outcome for outcome in direct_adjoint_cases().values())
     with applied(patch):
@@ -407,7 +407,7 @@ def test_scalar_and_value_adjoints_given_as_none_are_packed_as_zeros():
     assert outcomes == {"x's grad": [16.0] * N, "a NumPy array": [16.0] * N, "generic kernel": [2.5] * N}
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_works_with_the_nested_struct_patch_applied_before_or_after():
     """Both patches wrap ``Tape.get_adjoint`` on releases before 1.6.0; either may be applied first."""
     expected = numpy_input_case(double, np.ones(N, dtype=np.float32))
@@ -418,7 +418,7 @@ def test_works_with_the_nested_struct_patch_applied_before_or_after():
             assert repr(wp.Tape().get_adjoint(np.ones(2))) == "None"
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_a_forward_launch_reaches_warp_as_called():
     """The ``launch`` wrapper passes a forward launch on untouched, ``record_cmd`` and positional arguments too."""
     x, y = warp_array([1.0, 2.0, 3.0, 4.0]), wp.zeros(N, dtype=wp.float32, device="cpu")

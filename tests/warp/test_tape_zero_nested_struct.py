@@ -121,14 +121,14 @@ def run_corpus():
     return outcomes
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_nested_gradients_pile_up_without_gpushim():
     rounds = iterate(two_deep, *make_two_deep(), fresh_tape=True)
     assert [r["backward"]["l1.x"] for r in rounds] == [[3.0] * 3, [6.0] * 3, [9.0] * 3]
     assert [r["backward"]["y"] for r in rounds] == [[1.0, -2.0, 4.0]] * 3
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_nested_gradients_are_zeroed_with_gpushim():
     with applied(patch):
         rounds = iterate(three_deep, *make_three_deep(), fresh_tape=False)

@@ -86,12 +86,12 @@ def run_corpus():
     }
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_needed_a_seeded_gradient_survives_zero_without_gpushim():
     assert [step["backward"]["x"] for step in upstream_chain()] == [[1.0] * 3, [2.0] * 3]
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_every_gradient_is_zeroed_with_gpushim():
     with applied(patch):
         steps = upstream_chain()
@@ -99,7 +99,7 @@ def test_effective_every_gradient_is_zeroed_with_gpushim():
     assert steps[0]["after"] == {"x": [0.0] * 3, "y": [0.0] * 3, "z": [0.0] * 3}
 
 
-@GATE.affected_only
+@GATE.ends_only
 def test_effective_the_tapes_record_of_seeds_is_kept_for_its_readers():
     named = arrays()
     tape = wp.Tape()
