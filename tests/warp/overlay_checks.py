@@ -40,9 +40,8 @@ class OverlayChecks:
             pytest.skip(f"{' '.join(self.gate.release)} is not the lowest or highest affected release of the matrix")
 
     @pytest.fixture(scope="class")
-    @classmethod
-    def cache_script(cls, tmp_path_factory):
-        return kernel_cache(tmp_path_factory.mktemp(cls.patch.id), cls.script)
+    def cache_script(self, tmp_path_factory):
+        return kernel_cache(tmp_path_factory.mktemp(self.patch.id), self.script)
 
     def test_needed_the_corpus_shows_the_bug_without_gpushim(self):
         self.at_an_end()
