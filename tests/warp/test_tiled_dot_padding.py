@@ -1,9 +1,8 @@
 """warp.tiled_dot_padding: TiledDot's later passes sum stale scratch past the valid length.
 
 The corpus (tests/warp/tiled_dot_corpus.py) takes dot products with
-``TiledDot`` on Warp's CPU device over stale scratch, and runs ``cg`` and
-``gmres``.  The kernel-cache test runs fresh interpreters sharing one cache
-directory.
+``TiledDot`` on Warp's CPU device over stale scratch, and runs ``cg``.  The
+kernel-cache test runs fresh interpreters sharing one cache directory.
 """
 
 from __future__ import annotations
