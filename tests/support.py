@@ -62,14 +62,15 @@ class Gate:
 
 
 def affected_ends(patch: Patch, distribution: str) -> set[str]:
-    """The lowest and highest release of ``distribution`` that a cell of the matrix installs in ``patch``'s range."""
+    """The lowest and highest release of ``distribution`` in ``patch``'s range that a cell of the matrix installs and
+    runs the patch's tests in (``tests/<library>/test_<name>.py``; a cell may run a few modules only)."""
     from packaging.version import Version
 
     from gpushim.releases import is_affected
 
-    versions = sorted(
-        (version for version in _matrix_releases(distribution) if is_affected(version, patch.affected)), key=Version
-    )
+    library, _, name = patch.id.partition(".")
+    releases = _matrix_releases(distribution, f"tests/{library}/test_{name}.py")
+    versions = sorted((version for version in releases if is_affected(version, patch.affected)), key=Version)
     return {versions[0], versions[-1]} if versions else set()
 
 
@@ -97,16 +98,23 @@ def probed_releases(patch: Patch, distribution: str, installed: str) -> set[str]
 
 
 @functools.lru_cache(maxsize=None)
-def _matrix_releases(distribution: str) -> list[str]:
-    """Every release of ``distribution`` that a cell of the matrix installs."""
+def _matrix_releases(distribution: str, module: str | None = None) -> list[str]:
+    """Every release of ``distribution`` that a cell of the matrix installs, of the cells that run ``module`` if
+    given."""
     from packaging.utils import canonicalize_name
 
     return [
         version
         for cell in load_cells().values()
+        if module is None or any(module == path or module.startswith(f"{path}/") for path in cell_tests(cell))
         for name, _, version in (requirement.partition("==") for requirement in cell["install"])
         if canonicalize_name(name) == canonicalize_name(distribution)
     ]
+
+
+def cell_tests(cell: dict) -> list[str]:
+    """The test paths a cell runs besides the contract: its library's folder, or the modules it names."""
+    return [cell["tests"], *cell["pytest"]]
 
 
 def gate(patch: Patch) -> Gate:
