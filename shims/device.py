@@ -18,7 +18,8 @@ nothing here raises for want of a driver, unlike
 take the device branch on a machine without one.
 
 A patch that corrects what a library read from the driver asks the driver
-too: its CUDA version and a device's UUID (``warp.cuda13_device_uuid``).
+too: its CUDA version and a device's UUID (``warp.cuda13_device_uuid``).  The
+probe of a bug only a device shows starts with :func:`require_a_device`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import contextlib
 import ctypes
 import functools
 from collections.abc import Iterator
+
+from .errors import ProbeCannotRun
 
 MADE_UP_ADDRESS = 0x7F0000001000  # a device address nobody reads or writes
 _LIBRARIES = ("libcuda.so.1", "libcuda.so")  # the driver library; Linux, as gpushim's targets
@@ -108,6 +111,12 @@ def cuda_present() -> bool:
         return found.device_count() > 0
     except OSError:
         return False
+
+
+def require_a_device() -> None:
+    """Raise :class:`ProbeCannotRun` where the driver sees no device: for the probe of a bug only a device shows."""
+    if not cuda_present():
+        raise ProbeCannotRun("no CUDA device")
 
 
 @contextlib.contextmanager

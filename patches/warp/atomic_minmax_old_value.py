@@ -47,7 +47,7 @@ run.
 
 from __future__ import annotations
 
-from gpushim import Patch, ProbeCannotRun, TargetMismatch
+from gpushim import Patch, TargetMismatch
 from gpushim.overlay import NativeFunction
 from gpushim.patches.warp._codegen import codegen_and_context
 from gpushim.patches.warp._overlay import builtin_overloads, calling, native_header, overlay
@@ -245,8 +245,7 @@ def _probe():
     """On cuda:0, atomic_min(a, 0, 1) on 2 and atomic_max(a, 1, 3) on 2 return 2; Warp before 1.11 returns 1 and 3."""
     from gpushim import device
 
-    if not device.cuda_present():
-        raise ProbeCannotRun("no CUDA device")
+    device.require_a_device()
     import warp
 
     warp.config.quiet = True

@@ -100,8 +100,7 @@ def cuda13_driver():
     """The driver, where it sees a device and supports CUDA 13 or later; raises ProbeCannotRun, saying why, if not."""
     from gpushim import device
 
-    if not device.cuda_present():
-        raise ProbeCannotRun("no CUDA device")
+    device.require_a_device()
     driver = device.driver()
     version = driver.version()
     if version < _CUDA_13:
