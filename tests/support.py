@@ -106,15 +106,15 @@ def _matrix_releases(distribution: str, module: str | None = None) -> list[str]:
     return [
         version
         for cell in load_cells().values()
-        if module is None or any(module == path or module.startswith(f"{path}/") for path in cell_tests(cell))
+        if module is None or _runs(cell, module)
         for name, _, version in (requirement.partition("==") for requirement in cell["install"])
         if canonicalize_name(name) == canonicalize_name(distribution)
     ]
 
 
-def cell_tests(cell: dict) -> list[str]:
-    """The test paths a cell runs besides the contract: its library's folder, or the modules it names."""
-    return [cell["tests"], *cell["pytest"]]
+def _runs(cell: dict, module: str) -> bool:
+    """Whether ``cell`` runs the test ``module``: its library's folder does, or the cell names the module."""
+    return any(module == path or module.startswith(f"{path}/") for path in [cell["tests"], *cell["pytest"]])
 
 
 def gate(patch: Patch) -> Gate:
